@@ -5,12 +5,21 @@
 //! defined here once, so the runtime and the worker cannot drift apart.
 #![cfg_attr(not(feature = "std"), no_std)]
 
+pub mod hardware;
+
+pub use hardware::*;
+
 /// An account's balance, in the smallest unit (1 STINT = 10^12 units).
 pub type Balance = u128;
 /// A block number.
 pub type BlockNumber = u32;
 /// A transaction index (nonce).
 pub type Nonce = u32;
+/// Identifies a lease, from its creation to its end.
+pub type LeaseId = u64;
+/// The sr25519 public key a provider's worker signs results with. Distinct from the provider's
+/// account, so the account's key can stay offline.
+pub type WorkerKey = polkadot_sdk::sp_core::sr25519::Public;
 
 /// The native token's symbol.
 pub const TOKEN_SYMBOL: &str = "STINT";
@@ -25,6 +34,58 @@ pub const MICRO_STINT: Balance = STINT / 1_000_000;
 
 /// The SS58 address prefix (42, the generic Substrate prefix, until Stint registers its own).
 pub const SS58_PREFIX: u16 = 42;
+
+/// Why a provider's bond was slashed. Recorded in every slash event.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	codec::Encode,
+	codec::Decode,
+	codec::DecodeWithMemTracking,
+	codec::MaxEncodedLen,
+	scale_info::TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub enum SlashReason {
+	/// The provider did not acknowledge a lease before its deadline.
+	NoShow,
+	/// A fixed-duration lease ended without a result.
+	MissedResult,
+	/// An open-ended lease went too long without a checkpoint.
+	MissedCheckpoint,
+	/// The provider ended a lease without the notice the order required.
+	TerminatedWithoutNotice,
+	/// Governance (root) decided it.
+	Governance,
+}
+
+/// How a lease ended, from the provider's point of view. Feeds its reputation.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	codec::Encode,
+	codec::Decode,
+	codec::DecodeWithMemTracking,
+	codec::MaxEncodedLen,
+	scale_info::TypeInfo,
+)]
+pub enum Outcome {
+	/// The lease completed with a result.
+	Completed,
+	/// The job ran and failed (a non-zero exit, reported honestly).
+	Failed,
+	/// The provider was slashed.
+	Slashed,
+	/// The provider never acknowledged the lease.
+	NoShow,
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,9 +3,14 @@
 //! The node only names a preset; what it contains is defined here, in the runtime, so every tool
 //! that reads presets from the wasm (the node, chain-spec builders, zombienet) sees the same.
 
-use crate::{AccountId, Balance, BalancesConfig, RuntimeGenesisConfig, SudoConfig, STINT};
-use alloc::{vec, vec::Vec};
+use crate::{
+	AccountId, Balance, BalancesConfig, BondsConfig, ProvidersConfig, RuntimeGenesisConfig,
+	SudoConfig, STINT,
+};
+use alloc::{format, vec, vec::Vec};
+use pallet_providers::{HardwareSpec, ProviderInfo};
 use polkadot_sdk::*;
+use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
 
 use frame_support::build_struct_json_patch;
 use serde_json::Value;
@@ -23,6 +28,53 @@ pub fn dev_accounts() -> Vec<AccountId> {
 		.filter(|k| k != &Sr25519Keyring::One && k != &Sr25519Keyring::Two)
 		.map(|k| k.to_account_id())
 		.collect()
+}
+
+/// What each example provider has bonded.
+pub const EXAMPLE_PROVIDER_BOND: Balance = 10_000 * STINT;
+
+/// A GPU of an example provider; its UUID hash is derived from the provider and its index.
+fn example_gpu(provider: &str, index: u8, model: &str, vram_mib: u32, cc: (u8, u8)) -> GpuDevice {
+	GpuDevice {
+		vendor: GpuVendor::Nvidia,
+		model: model.as_bytes().to_vec().try_into().expect("model names are short"),
+		vram_mib,
+		compute_capability: ComputeCapability { major: cc.0, minor: cc.1 },
+		cuda_driver_version: 13_000,
+		interface: GpuInterface::Sxm,
+		uuid_hash: sp_io::hashing::blake2_256(format!("GPU-{provider}-{index}").as_bytes()),
+	}
+}
+
+/// Two providers a development chain starts with, so that orders get bids: Eve with two H100s in
+/// Germany and Ferdie with two H200s in the United States. Each one's worker signs with its
+/// `//stash` key (`//Eve//stash`, `//Ferdie//stash`), distinct from the provider account.
+pub fn example_providers() -> Vec<(AccountId, ProviderInfo, WorkerKey, HardwareSpec)> {
+	let machine = |provider: &str, model: &str, vram_mib: u32| HardwareSpec {
+		gpus: (0..2).map(|i| example_gpu(provider, i, model, vram_mib, (9, 0))).collect(),
+		cpu_cores: 64,
+		ram_mib: 512 * 1024,
+		disk_gib: 4_000,
+	};
+	let info = |name: &str, port: u16, region: &[u8; 2]| ProviderInfo {
+		name: name.as_bytes().to_vec(),
+		endpoint: format!("http://127.0.0.1:{port}").into_bytes(),
+		region: *region,
+	};
+	vec![
+		(
+			Sr25519Keyring::Eve.to_account_id(),
+			info("eve-gpus", 8601, b"DE"),
+			Sr25519Keyring::EveStash.public(),
+			machine("eve", "NVIDIA H100 80GB HBM3", 81_559),
+		),
+		(
+			Sr25519Keyring::Ferdie.to_account_id(),
+			info("ferdie-gpus", 8602, b"US"),
+			Sr25519Keyring::FerdieStash.public(),
+			machine("ferdie", "NVIDIA H200", 143_771),
+		),
+	]
 }
 
 fn authority(key: Sr25519Keyring, grandpa: Ed25519Keyring) -> (AuraId, GrandpaId) {
@@ -45,6 +97,13 @@ fn genesis(
 			authorities: authorities.iter().map(|(_, gran)| (gran.clone(), 1)).collect::<Vec<_>>(),
 		},
 		sudo: SudoConfig { key: Some(root) },
+		providers: ProvidersConfig { providers: example_providers() },
+		bonds: BondsConfig {
+			bonds: example_providers()
+				.into_iter()
+				.map(|(who, ..)| (who, EXAMPLE_PROVIDER_BOND))
+				.collect::<Vec<_>>(),
+		},
 	})
 }
 
@@ -89,6 +148,7 @@ pub fn preset_names() -> Vec<PresetId> {
 #[cfg(test)]
 mod tests {
 	use super::*;
+	use frame_support::traits::fungible::Inspect;
 	use sp_runtime::BuildStorage;
 
 	fn build(id: &str) -> sp_io::TestExternalities {
@@ -136,7 +196,7 @@ mod tests {
 			assert_eq!(pallet_grandpa::Pallet::<crate::Runtime>::grandpa_authorities().len(), 1);
 			for who in dev_accounts() {
 				assert_eq!(
-					pallet_balances::Pallet::<crate::Runtime>::free_balance(&who),
+					pallet_balances::Pallet::<crate::Runtime>::total_balance(&who),
 					DEV_ACCOUNT_BALANCE
 				);
 			}
@@ -150,6 +210,28 @@ mod tests {
 				Some(Sr25519Keyring::Alice.to_account_id())
 			);
 		});
+	}
+
+	#[test]
+	fn both_presets_have_two_bonded_example_providers() {
+		use stint_traits::{ProviderCollateral, ProviderRegistry};
+		for preset in [DEV_RUNTIME_PRESET, LOCAL_TESTNET_RUNTIME_PRESET] {
+			build(preset).execute_with(|| {
+				for (who, _, worker_key, hardware) in example_providers() {
+					assert!(crate::Providers::is_active(&who));
+					assert_eq!(crate::Providers::worker_key(&who), Some(worker_key));
+					assert_eq!(crate::Providers::devices(&who), hardware.gpus);
+					assert_eq!(crate::Bonds::free_bond(&who), EXAMPLE_PROVIDER_BOND);
+				}
+				crate::Providers::do_try_state().unwrap();
+				crate::Bonds::do_try_state().unwrap();
+				// Deposits and bonds are held, not created: issuance is what was endowed.
+				assert_eq!(
+					pallet_balances::Pallet::<crate::Runtime>::total_issuance(),
+					DEV_ACCOUNT_BALANCE * 12
+				);
+			});
+		}
 	}
 
 	#[test]

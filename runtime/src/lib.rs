@@ -1,8 +1,8 @@
 //! The Stint runtime: a Substrate chain on which GPU compute is bought, sold and paid for.
 //!
-//! Today it holds the foundation (system, time, Aura + GRANDPA consensus, balances, fees and a
-//! development-only sudo). The market pallets (providers, bonds, market, leases, streams) join it
-//! with their own pallet indices.
+//! It holds the foundation (system, time, Aura + GRANDPA consensus, balances, fees and a
+//! development-only sudo) and Stint's pallets from index 10: the provider registry and the provider
+//! bonds. The market, leases and streams join them with their own indices.
 #![cfg_attr(not(feature = "std"), no_std)]
 // `construct_runtime` and `impl_runtime_apis` expand to large types.
 #![recursion_limit = "256"]
@@ -168,4 +168,12 @@ mod runtime {
 	/// Development only: the `development` and `local_testnet` presets give Alice the key.
 	#[runtime::pallet_index(6)]
 	pub type Sudo = pallet_sudo;
+
+	/// The registry of providers and their GPUs.
+	#[runtime::pallet_index(10)]
+	pub type Providers = pallet_providers;
+
+	/// Providers' bonds: collateral for leases, slashable.
+	#[runtime::pallet_index(11)]
+	pub type Bonds = pallet_bonds;
 }

@@ -1,4 +1,8 @@
-//! Configuration of each pallet in the runtime.
+//! Configuration of each pallet in the runtime: the system pallets here, Stint's own pallets in
+//! a module each.
+
+mod bonds;
+mod providers;
 
 use polkadot_sdk::*;
 

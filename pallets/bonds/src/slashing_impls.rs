@@ -1,0 +1,93 @@
+//! The bond as other pallets see it: collateral to lock, and a bond to slash.
+
+use crate::{asset, BalanceOf, Config, Error, Event, Ledgers, Pallet};
+use frame::{
+	prelude::*,
+	traits::{Imbalance, OnUnbalanced},
+};
+use stint_primitives::SlashReason;
+use stint_traits::{ProviderCollateral, Slashing};
+
+impl<T: Config> ProviderCollateral<T::AccountId, BalanceOf<T>> for Pallet<T> {
+	fn free_bond(who: &T::AccountId) -> BalanceOf<T> {
+		Ledgers::<T>::get(who).map(|ledger| ledger.free()).unwrap_or_default()
+	}
+
+	fn lock_collateral(who: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
+		let mut ledger = Self::ledger(who)?;
+		ensure!(amount <= ledger.free(), Error::<T>::InsufficientFreeBond);
+		ledger.locked.saturating_accrue(amount);
+		Ledgers::<T>::insert(who, ledger);
+		Self::deposit_event(Event::CollateralLocked { provider: who.clone(), amount });
+		Ok(())
+	}
+
+	fn unlock_collateral(who: &T::AccountId, amount: BalanceOf<T>) {
+		let Some(mut ledger) = Ledgers::<T>::get(who) else { return };
+		let amount = amount.min(ledger.locked);
+		if amount.is_zero() {
+			return;
+		}
+		ledger.locked.saturating_reduce(amount);
+		Self::store(who, ledger);
+		Self::deposit_event(Event::CollateralUnlocked { provider: who.clone(), amount });
+	}
+}
+
+impl<T: Config> Slashing<T::AccountId, BalanceOf<T>> for Pallet<T> {
+	fn slash(
+		who: &T::AccountId,
+		amount: BalanceOf<T>,
+		buyer: Option<&T::AccountId>,
+		reporter: Option<&T::AccountId>,
+		reason: SlashReason,
+	) -> BalanceOf<T> {
+		let Some(mut ledger) = Ledgers::<T>::get(who) else { return Zero::zero() };
+
+		// Active first, then the unlocking chunks, newest first.
+		let mut left = amount;
+		let from_active = left.min(ledger.active);
+		ledger.active.saturating_reduce(from_active);
+		left.saturating_reduce(from_active);
+		for chunk in ledger.unlocking.iter_mut().rev() {
+			let take = left.min(chunk.value);
+			chunk.value.saturating_reduce(take);
+			left.saturating_reduce(take);
+		}
+		ledger.unlocking.retain(|chunk| !chunk.value.is_zero());
+		ledger.locked = ledger.locked.min(ledger.active);
+		let slashed = amount.saturating_sub(left);
+		if slashed.is_zero() {
+			return Zero::zero();
+		}
+
+		let credit = asset::slash::<T>(who, slashed);
+		let (credit, to_buyer) = match buyer {
+			Some(buyer) => {
+				asset::pay_from::<T>(credit, T::BuyerShare::get().mul_floor(slashed), buyer)
+			}
+			None => (credit, Zero::zero()),
+		};
+		let (credit, to_reporter) = match reporter {
+			Some(reporter) => {
+				asset::pay_from::<T>(credit, T::ReporterShare::get().mul_floor(slashed), reporter)
+			}
+			None => (credit, Zero::zero()),
+		};
+		let to_handler = credit.peek();
+		T::OnSlash::on_unbalanced(credit);
+
+		Self::store(who, ledger);
+		Self::deposit_event(Event::Slashed {
+			provider: who.clone(),
+			reason,
+			amount: slashed,
+			buyer: buyer.cloned(),
+			to_buyer,
+			reporter: reporter.cloned(),
+			to_reporter,
+			to_handler,
+		});
+		slashed
+	}
+}

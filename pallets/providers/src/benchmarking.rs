@@ -1,0 +1,143 @@
+//! Benchmarks (v2) of every call, each at its worst case.
+
+use crate::*;
+use alloc::vec::Vec;
+use codec::Encode;
+use frame::{
+	benchmarking::prelude::*,
+	traits::fungible::{Inspect, Mutate},
+};
+use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
+
+fn gpu(seed: u32) -> GpuDevice {
+	GpuDevice {
+		vendor: GpuVendor::Nvidia,
+		model: alloc::vec![b'M'; stint_primitives::MAX_GPU_MODEL_LEN as usize].try_into().unwrap(),
+		vram_mib: 81_559,
+		compute_capability: ComputeCapability { major: 9, minor: 0 },
+		cuda_driver_version: 13_000,
+		interface: GpuInterface::Sxm,
+		uuid_hash: frame::hashing::blake2_256(&(b"bench-gpu", seed).encode()),
+	}
+}
+
+fn hardware(first: u32, count: u32) -> HardwareSpec {
+	HardwareSpec {
+		gpus: (first..first + count).map(gpu).collect::<Vec<_>>(),
+		cpu_cores: 64,
+		ram_mib: 1 << 20,
+		disk_gib: 8_000,
+	}
+}
+
+/// The longest name and endpoint the runtime allows.
+fn info<T: Config>() -> ProviderInfo {
+	let endpoint_len = T::MaxEndpointLen::get() as usize;
+	let mut endpoint = b"https://".to_vec();
+	endpoint.resize(endpoint_len.max(9), b'e');
+	ProviderInfo {
+		name: alloc::vec![b'n'; T::MaxNameLen::get() as usize],
+		endpoint,
+		region: *b"DE",
+	}
+}
+
+fn funded<T: Config>() -> T::AccountId {
+	let who: T::AccountId = whitelisted_caller();
+	let gpus: BalanceOf<T> = T::MaxGpus::get().into();
+	let needed = T::RegistrationDeposit::get()
+		.saturating_add(T::DepositPerGpu::get().saturating_mul(gpus))
+		.saturating_mul(4u32.into())
+		.saturating_add(T::Currency::minimum_balance());
+	T::Currency::set_balance(&who, needed);
+	who
+}
+
+fn registered<T: Config>(gpus: u32) -> T::AccountId {
+	let who = funded::<T>();
+	Pallet::<T>::do_register(&who, info::<T>(), WorkerKey::from_raw([7; 32]), hardware(0, gpus))
+		.expect("benchmark provider registers");
+	who
+}
+
+#[benchmarks]
+mod benches {
+	use super::*;
+
+	#[benchmark]
+	fn register(g: Linear<1, { T::MaxGpus::get() }>) {
+		let who = funded::<T>();
+		#[extrinsic_call]
+		_(
+			RawOrigin::Signed(who.clone()),
+			info::<T>(),
+			WorkerKey::from_raw([7; 32]),
+			hardware(0, g),
+		);
+		assert!(Registry::<T>::contains_key(&who));
+	}
+
+	#[benchmark]
+	fn update_info() {
+		let who = registered::<T>(1);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who), info::<T>());
+	}
+
+	/// Replaces `g` devices with `g` new ones: every owner entry is removed and written.
+	#[benchmark]
+	fn update_hardware(g: Linear<1, { T::MaxGpus::get() }>) {
+		let who = registered::<T>(g);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who.clone()), hardware(1_000, g));
+		assert_eq!(Registry::<T>::get(&who).unwrap().hardware.gpus.len() as u32, g);
+	}
+
+	#[benchmark]
+	fn rotate_worker_key() {
+		let who = registered::<T>(1);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who), WorkerKey::from_raw([8; 32]));
+	}
+
+	#[benchmark]
+	fn pause() {
+		let who = registered::<T>(1);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who));
+	}
+
+	#[benchmark]
+	fn resume() {
+		let who = registered::<T>(1);
+		Pallet::<T>::do_pause(&who).unwrap();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who));
+	}
+
+	#[benchmark]
+	fn announce_exit() {
+		let who = registered::<T>(1);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who));
+	}
+
+	/// With the most GPUs: every owner entry is removed.
+	#[benchmark]
+	fn deregister() {
+		let who = registered::<T>(T::MaxGpus::get());
+		Pallet::<T>::do_announce_exit(&who).unwrap();
+		frame_system::Pallet::<T>::set_block_number(
+			frame_system::Pallet::<T>::block_number().saturating_add(T::ExitNotice::get()),
+		);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who.clone()));
+		assert!(!Registry::<T>::contains_key(&who));
+	}
+
+	impl_benchmark_test_suite!(
+		Pallet,
+		crate::mock::ExtBuilder::default().build(),
+		crate::mock::Test
+	);
+}

@@ -1,0 +1,219 @@
+//! What each call does, after the origin is checked.
+
+use crate::{
+	asset, BalanceOf, CommittedDevices, Config, DeviceOwners, Error, Event, Hardware, HardwareOf,
+	HardwareSpec, Pallet, ProviderCount, ProviderInfo, ProviderRecordOf, ProviderStatus, Registry,
+	Reputation,
+};
+use alloc::collections::BTreeSet;
+use codec::Encode;
+use frame::prelude::*;
+use stint_primitives::{is_valid_region, WorkerKey};
+
+/// The bounded name, endpoint and region of a provider, once checked.
+type CheckedInfo<T> = (
+	BoundedVec<u8, <T as Config>::MaxNameLen>,
+	BoundedVec<u8, <T as Config>::MaxEndpointLen>,
+	stint_primitives::RegionCode,
+);
+
+impl<T: Config> Pallet<T> {
+	pub(crate) fn do_register(
+		who: &T::AccountId,
+		info: ProviderInfo,
+		worker_key: WorkerKey,
+		hardware: HardwareSpec,
+	) -> DispatchResult {
+		ensure!(!Registry::<T>::contains_key(who), Error::<T>::AlreadyRegistered);
+		let (name, endpoint, region) = Self::check_info(info)?;
+		Self::check_worker_key(who, &worker_key)?;
+		let hardware = Self::check_hardware(who, hardware)?;
+
+		let deposit = Self::deposit_for(&hardware);
+		asset::hold_deposit::<T>(who, deposit)?;
+		for gpu in &hardware.gpus {
+			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
+		}
+		let gpus = hardware.gpus.len() as u32;
+		Registry::<T>::insert(
+			who,
+			ProviderRecordOf::<T> {
+				name,
+				endpoint,
+				region,
+				worker_key,
+				hardware,
+				status: ProviderStatus::Active,
+				deposit,
+				registered_at: frame_system::Pallet::<T>::block_number(),
+				reputation: Reputation::default(),
+				active_leases: 0,
+			},
+		);
+		ProviderCount::<T>::mutate(|count| count.saturating_inc());
+		Self::deposit_event(Event::Registered { provider: who.clone(), gpus, deposit });
+		Ok(())
+	}
+
+	pub(crate) fn do_update_info(who: &T::AccountId, info: ProviderInfo) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		(record.name, record.endpoint, record.region) = Self::check_info(info)?;
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::InfoUpdated { provider: who.clone() });
+		Ok(())
+	}
+
+	pub(crate) fn do_update_hardware(who: &T::AccountId, hardware: HardwareSpec) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		ensure!(record.active_leases == 0, Error::<T>::DevicesCommitted);
+		let hardware = Self::check_hardware(who, hardware)?;
+
+		let deposit = Self::deposit_for(&hardware);
+		asset::adjust_deposit::<T>(who, record.deposit, deposit)?;
+		for gpu in &record.hardware.gpus {
+			DeviceOwners::<T>::remove(gpu.uuid_hash);
+		}
+		for gpu in &hardware.gpus {
+			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
+		}
+		let gpus = hardware.gpus.len() as u32;
+		record.hardware = hardware;
+		record.deposit = deposit;
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::HardwareUpdated { provider: who.clone(), gpus, deposit });
+		Ok(())
+	}
+
+	pub(crate) fn do_rotate_worker_key(
+		who: &T::AccountId,
+		worker_key: WorkerKey,
+	) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		Self::check_worker_key(who, &worker_key)?;
+		record.worker_key = worker_key;
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::WorkerKeyRotated { provider: who.clone(), worker_key });
+		Ok(())
+	}
+
+	pub(crate) fn do_pause(who: &T::AccountId) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		match record.status {
+			ProviderStatus::Active => record.status = ProviderStatus::Paused,
+			ProviderStatus::Paused => return Err(Error::<T>::AlreadyPaused.into()),
+			ProviderStatus::Exiting { .. } => return Err(Error::<T>::Exiting.into()),
+		}
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::Paused { provider: who.clone() });
+		Ok(())
+	}
+
+	pub(crate) fn do_resume(who: &T::AccountId) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		match record.status {
+			ProviderStatus::Paused => record.status = ProviderStatus::Active,
+			ProviderStatus::Active => return Err(Error::<T>::NotPaused.into()),
+			ProviderStatus::Exiting { .. } => return Err(Error::<T>::Exiting.into()),
+		}
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::Resumed { provider: who.clone() });
+		Ok(())
+	}
+
+	pub(crate) fn do_announce_exit(who: &T::AccountId) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		ensure!(!matches!(record.status, ProviderStatus::Exiting { .. }), Error::<T>::Exiting);
+		let notice_ends =
+			frame_system::Pallet::<T>::block_number().saturating_add(T::ExitNotice::get());
+		record.status = ProviderStatus::Exiting { notice_ends };
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::ExitAnnounced { provider: who.clone(), notice_ends });
+		Ok(())
+	}
+
+	pub(crate) fn do_deregister(who: &T::AccountId) -> DispatchResult {
+		let record = Self::record(who)?;
+		let ProviderStatus::Exiting { notice_ends } = record.status else {
+			return Err(Error::<T>::NotExiting.into());
+		};
+		ensure!(
+			frame_system::Pallet::<T>::block_number() >= notice_ends,
+			Error::<T>::NoticeNotServed
+		);
+		ensure!(record.active_leases == 0, Error::<T>::ActiveLeases);
+
+		asset::release_deposit::<T>(who, record.deposit)?;
+		for gpu in &record.hardware.gpus {
+			DeviceOwners::<T>::remove(gpu.uuid_hash);
+		}
+		Registry::<T>::remove(who);
+		ProviderCount::<T>::mutate(|count| count.saturating_dec());
+		Self::deposit_event(Event::Deregistered {
+			provider: who.clone(),
+			deposit_released: record.deposit,
+		});
+		Ok(())
+	}
+
+	/// The record of a registered provider.
+	pub(crate) fn record(who: &T::AccountId) -> Result<ProviderRecordOf<T>, DispatchError> {
+		Registry::<T>::get(who).ok_or_else(|| Error::<T>::NotRegistered.into())
+	}
+
+	/// `RegistrationDeposit + DepositPerGpu × gpus`.
+	pub(crate) fn deposit_for(hardware: &HardwareOf<T>) -> BalanceOf<T> {
+		let gpus: BalanceOf<T> = (hardware.gpus.len() as u32).into();
+		T::RegistrationDeposit::get().saturating_add(T::DepositPerGpu::get().saturating_mul(gpus))
+	}
+
+	fn check_info(info: ProviderInfo) -> Result<CheckedInfo<T>, DispatchError> {
+		ensure!(!info.name.is_empty(), Error::<T>::EmptyName);
+		ensure!(!info.endpoint.is_empty(), Error::<T>::EmptyEndpoint);
+		let name: BoundedVec<_, _> = info.name.try_into().map_err(|_| Error::<T>::NameTooLong)?;
+		ensure!(
+			info.endpoint.starts_with(b"http://") || info.endpoint.starts_with(b"https://"),
+			Error::<T>::InvalidEndpoint
+		);
+		let endpoint: BoundedVec<_, _> =
+			info.endpoint.try_into().map_err(|_| Error::<T>::EndpointTooLong)?;
+		ensure!(is_valid_region(&info.region), Error::<T>::InvalidRegion);
+		Ok((name, endpoint, info.region))
+	}
+
+	fn check_worker_key(who: &T::AccountId, worker_key: &WorkerKey) -> DispatchResult {
+		ensure!(who.encode() != worker_key.encode(), Error::<T>::WorkerKeyIsAccount);
+		Ok(())
+	}
+
+	/// Checks an inventory for `who`: its own devices may stay, nobody else's may appear.
+	fn check_hardware(
+		who: &T::AccountId,
+		spec: HardwareSpec,
+	) -> Result<HardwareOf<T>, DispatchError> {
+		ensure!(!spec.gpus.is_empty(), Error::<T>::NoGpus);
+		ensure!(spec.cpu_cores > 0, Error::<T>::ZeroCpuCores);
+		ensure!(spec.ram_mib > 0, Error::<T>::ZeroRam);
+		let gpus: BoundedVec<_, T::MaxGpus> =
+			spec.gpus.try_into().map_err(|_| Error::<T>::TooManyGpus)?;
+		let mut seen = BTreeSet::new();
+		for gpu in &gpus {
+			ensure!(gpu.vram_mib > 0, Error::<T>::ZeroVram);
+			ensure!(!gpu.model.is_empty(), Error::<T>::EmptyGpuModel);
+			ensure!(seen.insert(gpu.uuid_hash), Error::<T>::DuplicateDevice);
+			if let Some(owner) = DeviceOwners::<T>::get(gpu.uuid_hash) {
+				ensure!(&owner == who, Error::<T>::DeviceTaken);
+			}
+		}
+		Ok(Hardware {
+			gpus,
+			cpu_cores: spec.cpu_cores,
+			ram_mib: spec.ram_mib,
+			disk_gib: spec.disk_gib,
+		})
+	}
+
+	/// Whether `device` is committed to a lease.
+	pub(crate) fn is_committed(device: &stint_primitives::DeviceId) -> bool {
+		CommittedDevices::<T>::contains_key(device)
+	}
+}

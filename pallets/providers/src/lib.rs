@@ -1,0 +1,385 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+pub use pallet::*;
+
+mod asset;
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmarking;
+mod dispatchable_impls;
+#[cfg(test)]
+mod mock;
+mod registry_impls;
+#[cfg(test)]
+mod tests;
+mod types;
+pub mod weights;
+
+pub use types::*;
+pub use weights::WeightInfo;
+
+use frame::{deps::sp_runtime::TryRuntimeError, prelude::*, traits::fungible};
+
+/// The balance type of the currency the deposit is held in.
+pub type BalanceOf<T> =
+	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
+
+#[frame::pallet]
+pub mod pallet {
+	use super::*;
+	use alloc::vec::Vec;
+	use stint_primitives::{DeviceId, LeaseId, Outcome, WorkerKey};
+
+	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
+
+	#[pallet::pallet]
+	#[pallet::storage_version(STORAGE_VERSION)]
+	pub struct Pallet<T>(_);
+
+	/// Defaults for the bounds and weights; money and time are set by each runtime.
+	pub mod config_preludes {
+		use super::*;
+		use frame::runtime::prelude::derive_impl;
+
+		pub struct TestDefaultConfig;
+
+		#[derive_impl(frame_system::config_preludes::TestDefaultConfig, no_aggregated_types)]
+		impl frame_system::DefaultConfig for TestDefaultConfig {}
+
+		#[frame::deps::frame_support::register_default_impl(TestDefaultConfig)]
+		impl DefaultConfig for TestDefaultConfig {
+			type MaxNameLen = ConstU32<64>;
+			type MaxEndpointLen = ConstU32<128>;
+			type MaxGpus = ConstU32<16>;
+			type ReputationDecay = ReputationDecay;
+			type WeightInfo = ();
+		}
+
+		frame::deps::frame_support::parameter_types! {
+			pub const ReputationDecay: Permill = Permill::from_percent(2);
+		}
+	}
+
+	#[pallet::config(with_default)]
+	pub trait Config: frame_system::Config<RuntimeEvent: From<Event<Self>>> {
+		/// The currency the registration deposit is held in.
+		#[pallet::no_default]
+		type Currency: fungible::Inspect<Self::AccountId>
+			+ fungible::Mutate<Self::AccountId>
+			+ fungible::MutateHold<Self::AccountId, Reason = Self::RuntimeHoldReason>;
+
+		/// The runtime's hold reasons, which include this pallet's.
+		#[pallet::no_default]
+		type RuntimeHoldReason: From<HoldReason>;
+
+		/// Held for every registered provider.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type RegistrationDeposit: Get<BalanceOf<Self>>;
+
+		/// Held in addition for each registered GPU.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type DepositPerGpu: Get<BalanceOf<Self>>;
+
+		/// Blocks between `announce_exit` and the earliest `deregister`.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type ExitNotice: Get<BlockNumberFor<Self>>;
+
+		/// The longest provider name, in bytes.
+		#[pallet::constant]
+		type MaxNameLen: Get<u32>;
+
+		/// The longest endpoint URL, in bytes.
+		#[pallet::constant]
+		type MaxEndpointLen: Get<u32>;
+
+		/// The most GPUs one provider may register.
+		#[pallet::constant]
+		type MaxGpus: Get<u32>;
+
+		/// How much of its reputation history a provider's score forgets at each new outcome.
+		#[pallet::constant]
+		type ReputationDecay: Get<Permill>;
+
+		/// Weights of this pallet's calls.
+		type WeightInfo: WeightInfo;
+	}
+
+	/// Why this pallet holds funds.
+	#[pallet::composite_enum]
+	pub enum HoldReason {
+		/// The storage deposit of a provider's registration.
+		#[codec(index = 0)]
+		ProviderDeposit,
+	}
+
+	/// Every registered provider.
+	#[pallet::storage]
+	pub type Registry<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, ProviderRecordOf<T>, OptionQuery>;
+
+	/// The provider that registered each GPU: a GPU is registered at most once.
+	#[pallet::storage]
+	pub type DeviceOwners<T: Config> =
+		StorageMap<_, Blake2_128Concat, DeviceId, T::AccountId, OptionQuery>;
+
+	/// The lease each committed GPU serves.
+	#[pallet::storage]
+	pub type CommittedDevices<T: Config> =
+		StorageMap<_, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
+
+	/// How many providers are registered.
+	#[pallet::storage]
+	pub type ProviderCount<T: Config> = StorageValue<_, u32, ValueQuery>;
+
+	#[pallet::event]
+	#[pallet::generate_deposit(pub(super) fn deposit_event)]
+	pub enum Event<T: Config> {
+		/// A provider registered.
+		Registered {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// How many GPUs it registered.
+			gpus: u32,
+			/// The deposit held.
+			deposit: BalanceOf<T>,
+		},
+		/// A provider changed its name, endpoint or region.
+		InfoUpdated {
+			/// The provider's account.
+			provider: T::AccountId,
+		},
+		/// A provider replaced its hardware inventory.
+		HardwareUpdated {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// How many GPUs it now has.
+			gpus: u32,
+			/// The deposit now held.
+			deposit: BalanceOf<T>,
+		},
+		/// A provider's worker now signs with a new key.
+		WorkerKeyRotated {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// The new worker key.
+			worker_key: WorkerKey,
+		},
+		/// A provider takes no new leases until it resumes.
+		Paused {
+			/// The provider's account.
+			provider: T::AccountId,
+		},
+		/// A paused provider takes new leases again.
+		Resumed {
+			/// The provider's account.
+			provider: T::AccountId,
+		},
+		/// A provider announced it is leaving.
+		ExitAnnounced {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// The first block it may deregister at.
+			notice_ends: BlockNumberFor<T>,
+		},
+		/// A provider left the registry.
+		Deregistered {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// The deposit returned to it.
+			deposit_released: BalanceOf<T>,
+		},
+		/// A lease outcome changed a provider's reputation.
+		ReputationUpdated {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// What happened.
+			outcome: Outcome,
+			/// The provider's score now.
+			score: Permill,
+		},
+	}
+
+	#[pallet::error]
+	pub enum Error<T> {
+		/// This account is already a registered provider.
+		AlreadyRegistered,
+		/// This account is not a registered provider.
+		NotRegistered,
+		/// The name is empty.
+		EmptyName,
+		/// The name is longer than `MaxNameLen`.
+		NameTooLong,
+		/// The endpoint is empty.
+		EmptyEndpoint,
+		/// The endpoint is longer than `MaxEndpointLen`.
+		EndpointTooLong,
+		/// The endpoint is not an `http://` or `https://` URL.
+		InvalidEndpoint,
+		/// The region is not an upper-case ISO 3166-1 alpha-2 code.
+		InvalidRegion,
+		/// The worker key is the provider's own account key; it must be a separate key.
+		WorkerKeyIsAccount,
+		/// No GPU in the inventory.
+		NoGpus,
+		/// More GPUs than `MaxGpus`.
+		TooManyGpus,
+		/// A GPU reports zero memory.
+		ZeroVram,
+		/// A GPU has no model name.
+		EmptyGpuModel,
+		/// A GPU (UUID hash) appears twice.
+		DuplicateDevice,
+		/// A GPU is already registered by another provider.
+		DeviceTaken,
+		/// The machine reports zero CPU cores.
+		ZeroCpuCores,
+		/// The machine reports zero RAM.
+		ZeroRam,
+		/// The account cannot afford the deposit.
+		InsufficientBalance,
+		/// A device is committed to a lease: the hardware cannot change now.
+		DevicesCommitted,
+		/// The provider is already paused.
+		AlreadyPaused,
+		/// The provider is not paused.
+		NotPaused,
+		/// The provider has announced its exit.
+		Exiting,
+		/// The provider has not announced its exit.
+		NotExiting,
+		/// The exit notice has not been served yet.
+		NoticeNotServed,
+		/// Leases still run on the provider's devices.
+		ActiveLeases,
+		/// The provider is paused or leaving and takes no new leases.
+		ProviderNotActive,
+		/// The provider is not in the region the order requires.
+		RegionMismatch,
+		/// The provider's reputation is below what the order requires.
+		ReputationTooLow,
+		/// No device was offered.
+		NoDevicesOffered,
+		/// A device offered is not registered by this provider.
+		UnknownDevice,
+		/// A device offered is committed to another lease.
+		DeviceBusy,
+		/// Not as many devices as the order asks for.
+		WrongDeviceCount,
+		/// A device has less memory than the order requires.
+		TooLittleVram,
+		/// A device's compute capability is below what the order requires.
+		ComputeCapabilityTooLow,
+		/// A device's model is not one the order accepts.
+		ModelNotAllowed,
+		/// A device's CUDA driver is older than the order requires.
+		DriverTooOld,
+	}
+
+	#[pallet::genesis_config]
+	#[derive(frame::prelude::DefaultNoBound)]
+	pub struct GenesisConfig<T: Config> {
+		/// Providers registered at genesis, with their deposits held.
+		pub providers: Vec<(T::AccountId, ProviderInfo, WorkerKey, HardwareSpec)>,
+	}
+
+	#[pallet::genesis_build]
+	impl<T: Config> BuildGenesisConfig for GenesisConfig<T> {
+		fn build(&self) {
+			for (who, info, worker_key, hardware) in &self.providers {
+				Pallet::<T>::do_register(who, info.clone(), *worker_key, hardware.clone())
+					.expect("genesis providers must be valid and able to pay their deposit");
+			}
+		}
+	}
+
+	#[pallet::hooks]
+	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
+		#[cfg(feature = "try-runtime")]
+		fn try_state(_: BlockNumberFor<T>) -> Result<(), TryRuntimeError> {
+			Self::do_try_state()
+		}
+	}
+
+	#[pallet::call(weight(<T as Config>::WeightInfo))]
+	impl<T: Config> Pallet<T> {
+		/// Registers the signer as a provider with its machine's `hardware`, the `worker_key` its
+		/// worker signs with, and a name, endpoint and region. Holds the registration deposit.
+		#[pallet::call_index(0)]
+		#[pallet::weight(T::WeightInfo::register(hardware.gpus.len() as u32))]
+		pub fn register(
+			origin: OriginFor<T>,
+			info: ProviderInfo,
+			worker_key: WorkerKey,
+			hardware: HardwareSpec,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_register(&who, info, worker_key, hardware)
+		}
+
+		/// Changes the signer's name, endpoint and region.
+		#[pallet::call_index(1)]
+		pub fn update_info(origin: OriginFor<T>, info: ProviderInfo) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_update_info(&who, info)
+		}
+
+		/// Replaces the signer's hardware inventory, adjusting the deposit. Refused while any of
+		/// its devices is committed to a lease.
+		#[pallet::call_index(2)]
+		#[pallet::weight(T::WeightInfo::update_hardware(hardware.gpus.len() as u32))]
+		pub fn update_hardware(origin: OriginFor<T>, hardware: HardwareSpec) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_update_hardware(&who, hardware)
+		}
+
+		/// Sets the key the signer's worker signs results with from now on.
+		#[pallet::call_index(3)]
+		pub fn rotate_worker_key(origin: OriginFor<T>, worker_key: WorkerKey) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_rotate_worker_key(&who, worker_key)
+		}
+
+		/// Stops the signer from getting new leases; running leases go on.
+		#[pallet::call_index(4)]
+		pub fn pause(origin: OriginFor<T>) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_pause(&who)
+		}
+
+		/// Lets a paused signer get new leases again.
+		#[pallet::call_index(5)]
+		pub fn resume(origin: OriginFor<T>) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_resume(&who)
+		}
+
+		/// Announces that the signer is leaving: no new leases, and `deregister` becomes possible
+		/// after `ExitNotice` blocks once its running leases have ended.
+		#[pallet::call_index(6)]
+		pub fn announce_exit(origin: OriginFor<T>) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_announce_exit(&who)
+		}
+
+		/// Removes the signer from the registry and releases its deposit. Only after the exit
+		/// notice is served and with no lease running.
+		#[pallet::call_index(7)]
+		pub fn deregister(origin: OriginFor<T>) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_deregister(&who)
+		}
+	}
+
+	impl<T: Config> Pallet<T> {
+		/// The registry's invariants: counters match maps, every device has one owner, held
+		/// deposits match the records, lease counts match the committed devices.
+		pub fn do_try_state() -> Result<(), TryRuntimeError> {
+			registry_impls::check_invariants::<T>()
+		}
+	}
+}

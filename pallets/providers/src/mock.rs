@@ -1,0 +1,153 @@
+//! A test runtime: system, balances and the registry.
+
+use crate::{self as pallet_providers, *};
+use frame::{runtime::prelude::*, testing_prelude::*};
+use polkadot_sdk::pallet_balances;
+use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
+
+pub type Balance = u64;
+type Block = frame_system::mocking::MockBlock<Test>;
+
+#[frame_construct_runtime]
+mod runtime {
+	#[runtime::runtime]
+	#[runtime::derive(
+		RuntimeCall,
+		RuntimeError,
+		RuntimeEvent,
+		RuntimeFreezeReason,
+		RuntimeHoldReason,
+		RuntimeOrigin,
+		RuntimeTask
+	)]
+	pub struct Test;
+
+	#[runtime::pallet_index(0)]
+	pub type System = frame_system;
+	#[runtime::pallet_index(1)]
+	pub type Balances = pallet_balances;
+	#[runtime::pallet_index(2)]
+	pub type Providers = pallet_providers;
+}
+
+#[derive_impl(frame_system::config_preludes::TestDefaultConfig)]
+impl frame_system::Config for Test {
+	type Block = Block;
+	type AccountData = pallet_balances::AccountData<Balance>;
+}
+
+#[derive_impl(pallet_balances::config_preludes::TestDefaultConfig)]
+impl pallet_balances::Config for Test {
+	type AccountStore = System;
+	type RuntimeHoldReason = RuntimeHoldReason;
+}
+
+pub const DEPOSIT: Balance = 100;
+pub const DEPOSIT_PER_GPU: Balance = 10;
+pub const EXIT_NOTICE: u64 = 10;
+pub const ENDOWMENT: Balance = 1_000_000;
+
+#[derive_impl(pallet_providers::config_preludes::TestDefaultConfig)]
+impl pallet_providers::Config for Test {
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type RegistrationDeposit = ConstU64<DEPOSIT>;
+	type DepositPerGpu = ConstU64<DEPOSIT_PER_GPU>;
+	type ExitNotice = ConstU64<EXIT_NOTICE>;
+	type MaxGpus = ConstU32<4>;
+	type MaxNameLen = ConstU32<16>;
+	type MaxEndpointLen = ConstU32<32>;
+}
+
+/// An H100-class GPU whose UUID hash is `[seed; 32]`.
+pub fn gpu(seed: u8) -> GpuDevice {
+	GpuDevice {
+		vendor: GpuVendor::Nvidia,
+		model: b"NVIDIA H100".to_vec().try_into().unwrap(),
+		vram_mib: 81_559,
+		compute_capability: ComputeCapability { major: 9, minor: 0 },
+		cuda_driver_version: 12_080,
+		interface: GpuInterface::Sxm,
+		uuid_hash: [seed; 32],
+	}
+}
+
+/// A machine with the GPUs `seeds`.
+pub fn hardware(seeds: &[u8]) -> HardwareSpec {
+	HardwareSpec {
+		gpus: seeds.iter().map(|s| gpu(*s)).collect(),
+		cpu_cores: 32,
+		ram_mib: 262_144,
+		disk_gib: 2_000,
+	}
+}
+
+pub fn info() -> ProviderInfo {
+	ProviderInfo {
+		name: b"gpu-farm".to_vec(),
+		endpoint: b"https://gpu.example".to_vec(),
+		region: *b"DE",
+	}
+}
+
+pub fn worker_key(seed: u8) -> WorkerKey {
+	WorkerKey::from_raw([seed; 32])
+}
+
+pub struct ExtBuilder {
+	balances: Vec<(u64, Balance)>,
+}
+
+impl Default for ExtBuilder {
+	fn default() -> Self {
+		Self { balances: (1..=5).map(|who| (who, ENDOWMENT)).collect() }
+	}
+}
+
+impl ExtBuilder {
+	pub fn build(self) -> TestState {
+		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
+		pallet_balances::GenesisConfig::<Test> { balances: self.balances, ..Default::default() }
+			.assimilate_storage(&mut storage)
+			.unwrap();
+		let mut state = TestState::new(storage);
+		state.execute_with(|| System::set_block_number(1));
+		state
+	}
+
+	/// Runs `test`, then checks the registry's invariants.
+	pub fn build_and_execute(self, test: impl FnOnce()) {
+		self.build().execute_with(|| {
+			test();
+			Providers::do_try_state().expect("registry invariants hold");
+		});
+	}
+}
+
+/// The last event of this pallet.
+pub fn last_event() -> Event<Test> {
+	System::events()
+		.into_iter()
+		.filter_map(|r| if let RuntimeEvent::Providers(e) = r.event { Some(e) } else { None })
+		.last()
+		.expect("an event was emitted")
+}
+
+/// Registers `who` with the GPUs `seeds`.
+pub fn register(who: u64, seeds: &[u8]) {
+	frame::testing_prelude::assert_ok!(Providers::register(
+		RuntimeOrigin::signed(who),
+		info(),
+		worker_key(who as u8 + 100),
+		hardware(seeds)
+	));
+}
+
+pub fn held(who: u64) -> Balance {
+	use frame::traits::fungible::InspectHold;
+	Balances::balance_on_hold(&HoldReason::ProviderDeposit.into(), &who)
+}
+
+pub fn free(who: u64) -> Balance {
+	Balances::free_balance(who)
+}

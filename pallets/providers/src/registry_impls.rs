@@ -1,0 +1,166 @@
+//! The registry as other pallets see it ([`ProviderRegistry`], [`ReputationRecorder`]), and the
+//! invariants `try_state` checks.
+
+use crate::{
+	asset, CommittedDevices, Config, DeviceOwners, Error, Event, Pallet, ProviderCount,
+	ProviderStatus, Registry,
+};
+use alloc::{collections::BTreeMap, collections::BTreeSet, vec::Vec};
+use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
+use stint_primitives::{DeviceId, GpuDevice, GpuRequirements, LeaseId, Outcome, Unfit, WorkerKey};
+use stint_traits::{ProviderRegistry, ReputationRecorder};
+
+impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
+	fn is_active(who: &T::AccountId) -> bool {
+		Registry::<T>::get(who).is_some_and(|r| r.status == ProviderStatus::Active)
+	}
+
+	fn worker_key(who: &T::AccountId) -> Option<WorkerKey> {
+		Registry::<T>::get(who).map(|r| r.worker_key)
+	}
+
+	fn devices(who: &T::AccountId) -> Vec<GpuDevice> {
+		Registry::<T>::get(who).map(|r| r.hardware.gpus.into_inner()).unwrap_or_default()
+	}
+
+	fn reputation(who: &T::AccountId) -> Option<Permill> {
+		Registry::<T>::get(who).map(|r| r.reputation.score())
+	}
+
+	fn check_offer(
+		who: &T::AccountId,
+		devices: &[DeviceId],
+		requirements: &GpuRequirements,
+	) -> DispatchResult {
+		let record = Self::record(who)?;
+		ensure!(record.status == ProviderStatus::Active, Error::<T>::ProviderNotActive);
+		if let Some(region) = requirements.region {
+			ensure!(record.region == region, Error::<T>::RegionMismatch);
+		}
+		ensure!(
+			record.reputation.score() >= requirements.min_reputation,
+			Error::<T>::ReputationTooLow
+		);
+		ensure!(!devices.is_empty(), Error::<T>::NoDevicesOffered);
+		ensure!(devices.len() as u32 <= T::MaxGpus::get(), Error::<T>::TooManyGpus);
+		let mut offered = Vec::with_capacity(devices.len());
+		let mut seen = BTreeSet::new();
+		for id in devices {
+			ensure!(seen.insert(*id), Error::<T>::DuplicateDevice);
+			let gpu = record
+				.hardware
+				.gpus
+				.iter()
+				.find(|gpu| &gpu.uuid_hash == id)
+				.ok_or(Error::<T>::UnknownDevice)?;
+			ensure!(!Self::is_committed(id), Error::<T>::DeviceBusy);
+			offered.push(gpu.clone());
+		}
+		requirements.admits(&offered).map_err(|unfit| {
+			match unfit {
+				Unfit::WrongCount => Error::<T>::WrongDeviceCount,
+				Unfit::TooLittleVram => Error::<T>::TooLittleVram,
+				Unfit::ComputeCapabilityTooLow => Error::<T>::ComputeCapabilityTooLow,
+				Unfit::ModelNotAllowed => Error::<T>::ModelNotAllowed,
+				Unfit::DriverTooOld => Error::<T>::DriverTooOld,
+			}
+			.into()
+		})
+	}
+
+	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
+		CommittedDevices::<T>::get(device)
+	}
+
+	fn commit_devices(who: &T::AccountId, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		ensure!(!devices.is_empty(), Error::<T>::NoDevicesOffered);
+		let mut seen = BTreeSet::new();
+		for id in devices {
+			ensure!(seen.insert(*id), Error::<T>::DuplicateDevice);
+			ensure!(DeviceOwners::<T>::get(id).as_ref() == Some(who), Error::<T>::UnknownDevice);
+			ensure!(!Self::is_committed(id), Error::<T>::DeviceBusy);
+		}
+		for id in devices {
+			CommittedDevices::<T>::insert(id, lease);
+		}
+		record.active_leases.saturating_inc();
+		Registry::<T>::insert(who, record);
+		Ok(())
+	}
+
+	fn release_devices(who: &T::AccountId, devices: &[DeviceId], lease: LeaseId) {
+		let mut released = false;
+		for id in devices {
+			if CommittedDevices::<T>::get(id) == Some(lease) {
+				CommittedDevices::<T>::remove(id);
+				released = true;
+			}
+		}
+		if released {
+			Registry::<T>::mutate(who, |record| {
+				if let Some(record) = record {
+					record.active_leases.saturating_dec();
+				}
+			});
+		}
+	}
+}
+
+impl<T: Config> ReputationRecorder<T::AccountId> for Pallet<T> {
+	fn record(who: &T::AccountId, outcome: Outcome) {
+		Registry::<T>::mutate(who, |record| {
+			if let Some(record) = record {
+				record.reputation.record(outcome, T::ReputationDecay::get());
+				Self::deposit_event(Event::ReputationUpdated {
+					provider: who.clone(),
+					outcome,
+					score: record.reputation.score(),
+				});
+			}
+		});
+	}
+}
+
+/// The registry's invariants.
+pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
+	let mut providers = 0u32;
+	let mut devices = 0u32;
+	for (who, record) in Registry::<T>::iter() {
+		providers += 1;
+		ensure!(
+			asset::held_deposit::<T>(&who) == record.deposit,
+			"a provider's held deposit differs from its record"
+		);
+		ensure!(
+			record.deposit == Pallet::<T>::deposit_for(&record.hardware),
+			"a provider's deposit does not match its hardware"
+		);
+		for gpu in &record.hardware.gpus {
+			devices += 1;
+			ensure!(
+				DeviceOwners::<T>::get(gpu.uuid_hash).as_ref() == Some(&who),
+				"a registered GPU is not owned by its provider"
+			);
+		}
+	}
+	ensure!(ProviderCount::<T>::get() == providers, "ProviderCount differs from the registry");
+	ensure!(
+		DeviceOwners::<T>::iter().count() as u32 == devices,
+		"DeviceOwners has devices no provider registered"
+	);
+
+	let mut leases_of: BTreeMap<T::AccountId, BTreeSet<LeaseId>> = BTreeMap::new();
+	for (device, lease) in CommittedDevices::<T>::iter() {
+		let owner = DeviceOwners::<T>::get(device).ok_or("a committed device has no owner")?;
+		leases_of.entry(owner).or_default().insert(lease);
+	}
+	for (who, record) in Registry::<T>::iter() {
+		let leases = leases_of.get(&who).map_or(0, |l| l.len() as u32);
+		ensure!(
+			record.active_leases == leases,
+			"a provider's active leases differ from its committed devices"
+		);
+	}
+	Ok(())
+}

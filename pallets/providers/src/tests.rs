@@ -1,0 +1,418 @@
+//! Every call's happy and unhappy paths, the registry trait, reputation, and the money.
+
+use crate::{mock::*, *};
+use frame::testing_prelude::*;
+use polkadot_sdk::pallet_balances;
+use stint_primitives::{ComputeCapability, GpuRequirements, Outcome};
+use stint_traits::{ProviderRegistry, ReputationRecorder};
+
+fn requirements(count: u32) -> GpuRequirements {
+	GpuRequirements {
+		gpu_count: count,
+		min_vram_mib: 40_000,
+		min_compute_capability: ComputeCapability { major: 8, minor: 0 },
+		models: Default::default(),
+		min_cuda_driver_version: 12_000,
+		region: None,
+		min_reputation: Permill::zero(),
+	}
+}
+
+#[test]
+fn register_stores_the_record_and_holds_the_deposit() {
+	ExtBuilder::default().build_and_execute(|| {
+		let issuance = Balances::total_issuance();
+		register(1, &[1, 2]);
+		let record = Providers::record(&1).unwrap();
+		assert_eq!(record.hardware.gpus.len(), 2);
+		assert_eq!(record.status, ProviderStatus::Active);
+		assert_eq!(record.deposit, DEPOSIT + 2 * DEPOSIT_PER_GPU);
+		assert_eq!(held(1), DEPOSIT + 2 * DEPOSIT_PER_GPU);
+		assert_eq!(free(1) + held(1), ENDOWMENT);
+		assert_eq!(Balances::total_issuance(), issuance);
+		assert_eq!(DeviceOwners::<Test>::get([1; 32]), Some(1));
+		assert_eq!(ProviderCount::<Test>::get(), 1);
+		assert_eq!(
+			last_event(),
+			Event::Registered { provider: 1, gpus: 2, deposit: DEPOSIT + 2 * DEPOSIT_PER_GPU }
+		);
+	});
+}
+
+#[test]
+fn register_refuses_bad_input_and_changes_nothing() {
+	ExtBuilder::default().build_and_execute(|| {
+		let try_register = |info: ProviderInfo, hw: HardwareSpec| {
+			Providers::register(RuntimeOrigin::signed(1), info, worker_key(9), hw)
+		};
+		let with = |f: fn(&mut ProviderInfo)| {
+			let mut i = info();
+			f(&mut i);
+			i
+		};
+		let hw_with = |f: fn(&mut HardwareSpec)| {
+			let mut h = hardware(&[1]);
+			f(&mut h);
+			h
+		};
+		let cases: Vec<(ProviderInfo, HardwareSpec, Error<Test>)> = vec![
+			(with(|i| i.name.clear()), hardware(&[1]), Error::EmptyName),
+			(with(|i| i.name = vec![b'a'; 17]), hardware(&[1]), Error::NameTooLong),
+			(with(|i| i.endpoint.clear()), hardware(&[1]), Error::EmptyEndpoint),
+			(with(|i| i.endpoint = b"ftp://x".to_vec()), hardware(&[1]), Error::InvalidEndpoint),
+			(
+				with(|i| i.endpoint = [b"https://".as_slice(), &[b'a'; 30]].concat()),
+				hardware(&[1]),
+				Error::EndpointTooLong,
+			),
+			(with(|i| i.region = *b"de"), hardware(&[1]), Error::InvalidRegion),
+			(info(), hardware(&[]), Error::NoGpus),
+			(info(), hardware(&[1, 2, 3, 4, 5]), Error::TooManyGpus),
+			(info(), hardware(&[1, 1]), Error::DuplicateDevice),
+			(info(), hw_with(|h| h.gpus[0].vram_mib = 0), Error::ZeroVram),
+			(info(), hw_with(|h| h.gpus[0].model = Default::default()), Error::EmptyGpuModel),
+			(info(), hw_with(|h| h.cpu_cores = 0), Error::ZeroCpuCores),
+			(info(), hw_with(|h| h.ram_mib = 0), Error::ZeroRam),
+		];
+		for (info, hw, error) in cases {
+			assert_noop!(try_register(info, hw), error);
+		}
+	});
+}
+
+#[test]
+fn register_refuses_a_taken_device_a_second_registration_and_a_poor_account() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		assert_noop!(
+			Providers::register(RuntimeOrigin::signed(1), info(), worker_key(9), hardware(&[3])),
+			Error::<Test>::AlreadyRegistered
+		);
+		assert_noop!(
+			Providers::register(RuntimeOrigin::signed(2), info(), worker_key(9), hardware(&[2, 3])),
+			Error::<Test>::DeviceTaken
+		);
+		// Account 7 has nothing to hold the deposit from.
+		assert_noop!(
+			Providers::register(RuntimeOrigin::signed(7), info(), worker_key(9), hardware(&[3])),
+			Error::<Test>::InsufficientBalance
+		);
+		assert_noop!(
+			Providers::register(RuntimeOrigin::none(), info(), worker_key(9), hardware(&[3])),
+			DispatchError::BadOrigin
+		);
+	});
+}
+
+#[test]
+fn update_info_changes_name_endpoint_and_region() {
+	ExtBuilder::default().build_and_execute(|| {
+		assert_noop!(
+			Providers::update_info(RuntimeOrigin::signed(1), info()),
+			Error::<Test>::NotRegistered
+		);
+		register(1, &[1]);
+		let new = ProviderInfo {
+			name: b"new".to_vec(),
+			endpoint: b"http://10.0.0.1:8080".to_vec(),
+			region: *b"FR",
+		};
+		assert_ok!(Providers::update_info(RuntimeOrigin::signed(1), new));
+		let record = Providers::record(&1).unwrap();
+		assert_eq!((record.name.to_vec(), record.region), (b"new".to_vec(), *b"FR"));
+		assert_eq!(last_event(), Event::InfoUpdated { provider: 1 });
+		let bad = ProviderInfo { region: *b"1A", ..info() };
+		assert_noop!(
+			Providers::update_info(RuntimeOrigin::signed(1), bad),
+			Error::<Test>::InvalidRegion
+		);
+	});
+}
+
+#[test]
+fn update_hardware_moves_the_deposit_and_the_device_owners() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		register(2, &[5]);
+		// Grow to three GPUs: keeps its own devices, holds 10 more.
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[1, 2, 3])));
+		assert_eq!(held(1), DEPOSIT + 3 * DEPOSIT_PER_GPU);
+		assert_eq!(free(1) + held(1), ENDOWMENT);
+		// Shrink to one new GPU: the old ones are free for others, the deposit is released.
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[4])));
+		assert_eq!(held(1), DEPOSIT + DEPOSIT_PER_GPU);
+		assert_eq!(DeviceOwners::<Test>::get([1; 32]), None);
+		assert_eq!(DeviceOwners::<Test>::get([4; 32]), Some(1));
+		assert_eq!(
+			last_event(),
+			Event::HardwareUpdated { provider: 1, gpus: 1, deposit: DEPOSIT + DEPOSIT_PER_GPU }
+		);
+		assert_noop!(
+			Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[5])),
+			Error::<Test>::DeviceTaken
+		);
+		assert_noop!(
+			Providers::update_hardware(RuntimeOrigin::signed(3), hardware(&[6])),
+			Error::<Test>::NotRegistered
+		);
+	});
+}
+
+#[test]
+fn update_hardware_is_refused_while_a_device_is_committed() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		assert_ok!(Providers::commit_devices(&1, &[[1; 32]], 7));
+		assert_noop!(
+			Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[1, 2, 3])),
+			Error::<Test>::DevicesCommitted
+		);
+		Providers::release_devices(&1, &[[1; 32]], 7);
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[1, 2, 3])));
+	});
+}
+
+#[test]
+fn rotate_worker_key_sets_the_new_key() {
+	ExtBuilder::default().build_and_execute(|| {
+		assert_noop!(
+			Providers::rotate_worker_key(RuntimeOrigin::signed(1), worker_key(3)),
+			Error::<Test>::NotRegistered
+		);
+		register(1, &[1]);
+		assert_ok!(Providers::rotate_worker_key(RuntimeOrigin::signed(1), worker_key(3)));
+		assert_eq!(Providers::worker_key(&1), Some(worker_key(3)));
+		assert_eq!(
+			last_event(),
+			Event::WorkerKeyRotated { provider: 1, worker_key: worker_key(3) }
+		);
+	});
+}
+
+#[test]
+fn pause_and_resume_toggle_whether_the_provider_takes_leases() {
+	ExtBuilder::default().build_and_execute(|| {
+		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::NotRegistered);
+		register(1, &[1]);
+		assert!(Providers::is_active(&1));
+		assert_noop!(Providers::resume(RuntimeOrigin::signed(1)), Error::<Test>::NotPaused);
+		assert_ok!(Providers::pause(RuntimeOrigin::signed(1)));
+		assert_eq!(last_event(), Event::Paused { provider: 1 });
+		assert!(!Providers::is_active(&1));
+		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::AlreadyPaused);
+		assert_noop!(
+			Providers::check_offer(&1, &[[1; 32]], &requirements(1)),
+			Error::<Test>::ProviderNotActive
+		);
+		assert_ok!(Providers::resume(RuntimeOrigin::signed(1)));
+		assert_eq!(last_event(), Event::Resumed { provider: 1 });
+		assert!(Providers::is_active(&1));
+	});
+}
+
+#[test]
+fn exit_takes_notice_and_no_running_lease() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		assert_noop!(Providers::deregister(RuntimeOrigin::signed(1)), Error::<Test>::NotExiting);
+		assert_ok!(Providers::commit_devices(&1, &[[1; 32]], 7));
+		assert_ok!(Providers::pause(RuntimeOrigin::signed(1)));
+		assert_ok!(Providers::announce_exit(RuntimeOrigin::signed(1)));
+		assert_eq!(
+			last_event(),
+			Event::ExitAnnounced { provider: 1, notice_ends: 1 + EXIT_NOTICE }
+		);
+		assert!(!Providers::is_active(&1));
+		assert_noop!(Providers::announce_exit(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
+		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
+		assert_noop!(Providers::resume(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
+		assert_noop!(
+			Providers::deregister(RuntimeOrigin::signed(1)),
+			Error::<Test>::NoticeNotServed
+		);
+
+		System::set_block_number(1 + EXIT_NOTICE);
+		assert_noop!(Providers::deregister(RuntimeOrigin::signed(1)), Error::<Test>::ActiveLeases);
+		Providers::release_devices(&1, &[[1; 32]], 7);
+
+		let issuance = Balances::total_issuance();
+		assert_ok!(Providers::deregister(RuntimeOrigin::signed(1)));
+		assert_eq!(
+			last_event(),
+			Event::Deregistered { provider: 1, deposit_released: DEPOSIT + 2 * DEPOSIT_PER_GPU }
+		);
+		assert_eq!((held(1), free(1)), (0, ENDOWMENT));
+		assert_eq!(Balances::total_issuance(), issuance);
+		assert_eq!(DeviceOwners::<Test>::get([1; 32]), None);
+		assert_eq!(ProviderCount::<Test>::get(), 0);
+		// Its GPUs can now be registered by someone else.
+		register(2, &[1, 2]);
+	});
+}
+
+#[test]
+fn check_offer_names_what_is_wrong() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		register(2, &[3]);
+		let req = requirements(2);
+		assert_ok!(Providers::check_offer(&1, &[[1; 32], [2; 32]], &req));
+		let check = |who, devices: &[[u8; 32]], req: &GpuRequirements| {
+			Providers::check_offer(&who, devices, req)
+		};
+		assert_noop!(check(4, &[[1; 32]], &req), Error::<Test>::NotRegistered);
+		assert_noop!(check(1, &[], &req), Error::<Test>::NoDevicesOffered);
+		assert_noop!(check(1, &[[1; 32], [1; 32]], &req), Error::<Test>::DuplicateDevice);
+		assert_noop!(check(1, &[[1; 32], [3; 32]], &req), Error::<Test>::UnknownDevice);
+		assert_noop!(check(1, &[[1; 32]], &req), Error::<Test>::WrongDeviceCount);
+		assert_noop!(
+			check(1, &[[1; 32], [2; 32]], &GpuRequirements { region: Some(*b"US"), ..req.clone() }),
+			Error::<Test>::RegionMismatch
+		);
+		assert_noop!(
+			check(
+				1,
+				&[[1; 32], [2; 32]],
+				&GpuRequirements { min_vram_mib: 100_000, ..req.clone() }
+			),
+			Error::<Test>::TooLittleVram
+		);
+		assert_noop!(
+			check(
+				1,
+				&[[1; 32], [2; 32]],
+				&GpuRequirements {
+					min_compute_capability: ComputeCapability { major: 10, minor: 0 },
+					..req.clone()
+				}
+			),
+			Error::<Test>::ComputeCapabilityTooLow
+		);
+		assert_noop!(
+			check(
+				1,
+				&[[1; 32], [2; 32]],
+				&GpuRequirements {
+					models: vec![b"NVIDIA A100".to_vec().try_into().unwrap()].try_into().unwrap(),
+					..req.clone()
+				}
+			),
+			Error::<Test>::ModelNotAllowed
+		);
+		assert_noop!(
+			check(
+				1,
+				&[[1; 32], [2; 32]],
+				&GpuRequirements { min_cuda_driver_version: 13_000, ..req.clone() }
+			),
+			Error::<Test>::DriverTooOld
+		);
+		assert_noop!(
+			check(
+				1,
+				&[[1; 32], [2; 32]],
+				&GpuRequirements { min_reputation: Permill::from_percent(51), ..req.clone() }
+			),
+			Error::<Test>::ReputationTooLow
+		);
+		assert_ok!(Providers::commit_devices(&1, &[[2; 32]], 9));
+		assert_noop!(check(1, &[[1; 32], [2; 32]], &req), Error::<Test>::DeviceBusy);
+	});
+}
+
+#[test]
+fn committing_and_releasing_devices_tracks_active_leases() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2, 3]);
+		register(2, &[4]);
+		assert_ok!(Providers::commit_devices(&1, &[[1; 32], [2; 32]], 10));
+		assert_ok!(Providers::commit_devices(&1, &[[3; 32]], 11));
+		assert_eq!(Providers::record(&1).unwrap().active_leases, 2);
+		assert_eq!(Providers::committed_to(&[2; 32]), Some(10));
+		assert_noop!(Providers::commit_devices(&1, &[[3; 32]], 12), Error::<Test>::DeviceBusy);
+		assert_noop!(Providers::commit_devices(&1, &[[4; 32]], 12), Error::<Test>::UnknownDevice);
+		assert_noop!(Providers::commit_devices(&1, &[], 12), Error::<Test>::NoDevicesOffered);
+		// Releasing with the wrong lease id releases nothing.
+		Providers::release_devices(&1, &[[1; 32], [2; 32]], 11);
+		assert_eq!(Providers::record(&1).unwrap().active_leases, 2);
+		Providers::release_devices(&1, &[[1; 32], [2; 32]], 10);
+		assert_eq!(Providers::record(&1).unwrap().active_leases, 1);
+		assert_eq!(Providers::committed_to(&[1; 32]), None);
+	});
+}
+
+#[test]
+fn reputation_follows_outcomes_with_decay() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1]);
+		assert_eq!(Providers::reputation(&1), Some(Permill::from_percent(50)));
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed);
+		// (1 + 1) / (1 + 0 + 2)
+		assert_eq!(Providers::reputation(&1), Some(Permill::from_rational(2u32, 3u32)));
+		assert_eq!(
+			last_event(),
+			Event::ReputationUpdated {
+				provider: 1,
+				outcome: Outcome::Completed,
+				score: Permill::from_rational(2u32, 3u32)
+			}
+		);
+		// A failed job is neutral.
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Failed);
+		let after_failure = Providers::reputation(&1).unwrap();
+		assert!(after_failure < Permill::from_rational(2u32, 3u32), "only decay lowers it");
+		assert!(after_failure > Permill::from_percent(65));
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Slashed);
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow);
+		let record = Providers::record(&1).unwrap().reputation;
+		assert_eq!(
+			(record.completed, record.failed, record.slashed, record.no_shows),
+			(1, 1, 1, 1)
+		);
+		assert!(Providers::reputation(&1).unwrap() < Permill::from_percent(50));
+		// Recent good behaviour outweighs old faults: decay makes them fade.
+		for _ in 0..200 {
+			<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed);
+		}
+		assert!(Providers::reputation(&1).unwrap() > Permill::from_percent(95));
+		// Unknown providers are ignored.
+		<Providers as ReputationRecorder<u64>>::record(&9, Outcome::Completed);
+	});
+}
+
+#[test]
+fn reputation_score_is_the_beta_mean() {
+	let mut r = Reputation::default();
+	assert_eq!(r.score(), Permill::from_percent(50));
+	r.record(Outcome::Slashed, Permill::zero());
+	assert_eq!(r.score(), Permill::from_rational(1u32, 3u32));
+	r.record(Outcome::Completed, Permill::zero());
+	r.record(Outcome::Completed, Permill::zero());
+	assert_eq!(r.score(), Permill::from_rational(3u32, 5u32));
+}
+
+#[test]
+fn genesis_registers_providers_and_holds_their_deposits() {
+	let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
+	pallet_balances::GenesisConfig::<Test> { balances: vec![(1, ENDOWMENT)], ..Default::default() }
+		.assimilate_storage(&mut storage)
+		.unwrap();
+	crate::GenesisConfig::<Test> { providers: vec![(1, info(), worker_key(1), hardware(&[1, 2]))] }
+		.assimilate_storage(&mut storage)
+		.unwrap();
+	TestState::new(storage).execute_with(|| {
+		assert!(Providers::is_active(&1));
+		assert_eq!(held(1), DEPOSIT + 2 * DEPOSIT_PER_GPU);
+		assert_eq!(Providers::devices(&1).len(), 2);
+		Providers::do_try_state().unwrap();
+	});
+}
+
+#[test]
+fn try_state_catches_a_broken_counter() {
+	ExtBuilder::default().build().execute_with(|| {
+		register(1, &[1]);
+		ProviderCount::<Test>::put(5);
+		assert!(Providers::do_try_state().is_err());
+	});
+}

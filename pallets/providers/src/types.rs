@@ -1,0 +1,198 @@
+//! Records the registry keeps, and what a registration call carries.
+
+use alloc::vec::Vec;
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use frame::prelude::*;
+use scale_info::TypeInfo;
+use stint_primitives::{GpuDevice, Outcome, RegionCode, WorkerKey};
+
+/// Reputation weights are kept in thousandths, so that decay keeps some precision.
+pub const REPUTATION_UNIT: u64 = 1_000;
+
+/// A provider's description as a call carries it: checked and bounded by the pallet.
+#[derive(
+	Clone,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub struct ProviderInfo {
+	/// A display name, not empty.
+	pub name: Vec<u8>,
+	/// Where buyers reach the provider's worker, an `http://` or `https://` URL.
+	pub endpoint: Vec<u8>,
+	/// Where the machine is: an ISO 3166-1 alpha-2 country code, e.g. `DE`.
+	pub region: RegionCode,
+}
+
+/// A machine's hardware as a call carries it: checked and bounded by the pallet.
+#[derive(
+	Clone,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub struct HardwareSpec {
+	/// The GPUs, at least one, each with its own UUID hash.
+	pub gpus: Vec<GpuDevice>,
+	pub cpu_cores: u32,
+	pub ram_mib: u64,
+	pub disk_gib: u64,
+}
+
+/// A machine's hardware as the registry stores it.
+#[derive(
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	CloneNoBound,
+	PartialEqNoBound,
+	EqNoBound,
+	DebugNoBound,
+)]
+#[scale_info(skip_type_params(MaxGpus))]
+pub struct Hardware<MaxGpus: Get<u32>> {
+	pub gpus: BoundedVec<GpuDevice, MaxGpus>,
+	pub cpu_cores: u32,
+	pub ram_mib: u64,
+	pub disk_gib: u64,
+}
+
+/// Whether a provider takes new leases.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum ProviderStatus<BlockNumber> {
+	/// Takes new leases.
+	Active,
+	/// Takes no new leases until resumed; running leases go on.
+	Paused,
+	/// Leaving: takes no new leases; may deregister from `notice_ends` once no lease runs.
+	Exiting { notice_ends: BlockNumber },
+}
+
+/// A provider's track record, from on-chain outcomes only.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Default,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct Reputation {
+	pub completed: u32,
+	pub failed: u32,
+	pub slashed: u32,
+	pub no_shows: u32,
+	/// Decayed count of good outcomes, in thousandths.
+	pub good: u64,
+	/// Decayed count of bad outcomes, in thousandths.
+	pub bad: u64,
+}
+
+impl Reputation {
+	/// The Beta score `(good + 1) / (good + bad + 2)`: 50% with no history.
+	pub fn score(&self) -> Permill {
+		Permill::from_rational(
+			self.good.saturating_add(REPUTATION_UNIT),
+			self.good.saturating_add(self.bad).saturating_add(2 * REPUTATION_UNIT),
+		)
+	}
+
+	/// Adds one outcome after decaying the history by `decay`.
+	pub fn record(&mut self, outcome: Outcome, decay: Permill) {
+		let keep = Permill::one().saturating_sub(decay);
+		self.good = keep.mul_floor(self.good);
+		self.bad = keep.mul_floor(self.bad);
+		match outcome {
+			Outcome::Completed => {
+				self.completed.saturating_inc();
+				self.good.saturating_accrue(REPUTATION_UNIT);
+			}
+			Outcome::Failed => self.failed.saturating_inc(),
+			Outcome::Slashed => {
+				self.slashed.saturating_inc();
+				self.bad.saturating_accrue(REPUTATION_UNIT);
+			}
+			Outcome::NoShow => {
+				self.no_shows.saturating_inc();
+				self.bad.saturating_accrue(REPUTATION_UNIT);
+			}
+		}
+	}
+}
+
+/// Everything the registry knows of one provider.
+#[derive(
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	CloneNoBound,
+	PartialEqNoBound,
+	EqNoBound,
+	DebugNoBound,
+)]
+#[scale_info(skip_type_params(MaxName, MaxEndpoint, MaxGpus))]
+pub struct ProviderRecord<
+	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
+	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
+	MaxName: Get<u32>,
+	MaxEndpoint: Get<u32>,
+	MaxGpus: Get<u32>,
+> {
+	pub name: BoundedVec<u8, MaxName>,
+	pub endpoint: BoundedVec<u8, MaxEndpoint>,
+	pub region: RegionCode,
+	pub worker_key: WorkerKey,
+	pub hardware: Hardware<MaxGpus>,
+	pub status: ProviderStatus<BlockNumber>,
+	/// Held from the provider's account while it is registered.
+	pub deposit: Balance,
+	pub registered_at: BlockNumber,
+	pub reputation: Reputation,
+	/// Leases its devices are committed to now.
+	pub active_leases: u32,
+}
+
+/// The record type for a runtime.
+pub type ProviderRecordOf<T> = ProviderRecord<
+	crate::BalanceOf<T>,
+	BlockNumberFor<T>,
+	<T as crate::Config>::MaxNameLen,
+	<T as crate::Config>::MaxEndpointLen,
+	<T as crate::Config>::MaxGpus,
+>;
+
+/// The stored hardware type for a runtime.
+pub type HardwareOf<T> = Hardware<<T as crate::Config>::MaxGpus>;

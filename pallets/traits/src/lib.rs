@@ -1,0 +1,75 @@
+//! How Stint's pallets talk to each other: through these traits, never through each other's
+//! storage. The registry (providers), the bonds, the market, the leases and the streams each
+//! implement or consume them, and tests replace any one with a simple stand-in.
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+use frame::prelude::*;
+use stint_primitives::{
+	DeviceId, GpuDevice, GpuRequirements, LeaseId, Outcome, SlashReason, WorkerKey,
+};
+
+/// The provider registry, as the market and the leases see it.
+pub trait ProviderRegistry<AccountId> {
+	/// Registered, not paused and not leaving: may take new leases.
+	fn is_active(who: &AccountId) -> bool;
+	/// The key the provider's worker signs results with.
+	fn worker_key(who: &AccountId) -> Option<WorkerKey>;
+	/// The provider's registered GPUs.
+	fn devices(who: &AccountId) -> Vec<GpuDevice>;
+	/// The provider's reputation score, if registered.
+	fn reputation(who: &AccountId) -> Option<Permill>;
+	/// Whether `who` may offer exactly `devices` for an order that needs `requirements`: it is
+	/// active, in the required region, reputable enough, owns every device (each named once),
+	/// none of them is committed, and together they meet the requirements. The error names what
+	/// is wrong.
+	fn check_offer(
+		who: &AccountId,
+		devices: &[DeviceId],
+		requirements: &GpuRequirements,
+	) -> DispatchResult;
+	/// The lease `device` is committed to, if any.
+	fn committed_to(device: &DeviceId) -> Option<LeaseId>;
+	/// Commits `devices` of `who` to `lease`: none of them can serve another lease, and the
+	/// provider cannot change its hardware or leave, until they are released.
+	fn commit_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId) -> DispatchResult;
+	/// Releases devices committed to `lease`.
+	fn release_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId);
+}
+
+/// Where the outcome of every lease is recorded, to build the provider's reputation.
+pub trait ReputationRecorder<AccountId> {
+	/// Records one outcome for `who`.
+	fn record(who: &AccountId, outcome: Outcome);
+}
+
+impl<AccountId> ReputationRecorder<AccountId> for () {
+	fn record(_: &AccountId, _: Outcome) {}
+}
+
+/// A provider's bond as collateral: part of it can be locked against a lease.
+pub trait ProviderCollateral<AccountId, Balance> {
+	/// The bond that is neither locked nor unbonding: what can still be locked.
+	fn free_bond(who: &AccountId) -> Balance;
+	/// Locks `amount` of the free bond. Fails, changing nothing, if the free bond is smaller.
+	fn lock_collateral(who: &AccountId, amount: Balance) -> DispatchResult;
+	/// Unlocks up to `amount` (less if a slash already reduced the bond).
+	fn unlock_collateral(who: &AccountId, amount: Balance);
+}
+
+/// Taking a provider's bond for a fault.
+pub trait Slashing<AccountId, Balance> {
+	/// Slashes up to `amount` from `who`'s bond (active first, then unbonding chunks). The buyer
+	/// harmed, if any, and the reporter, if any, get their configured shares; the rest goes to
+	/// the chain's slash handler. Returns what was slashed (less than `amount` if the bond is
+	/// smaller).
+	fn slash(
+		who: &AccountId,
+		amount: Balance,
+		buyer: Option<&AccountId>,
+		reporter: Option<&AccountId>,
+		reason: SlashReason,
+	) -> Balance;
+}
