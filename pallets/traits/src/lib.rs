@@ -73,3 +73,68 @@ pub trait Slashing<AccountId, Balance> {
 		reason: SlashReason,
 	) -> Balance;
 }
+
+/// Identifies a payment stream.
+pub type StreamId = u64;
+
+/// Why a stream closed.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	codec::Encode,
+	codec::Decode,
+	codec::DecodeWithMemTracking,
+	codec::MaxEncodedLen,
+	scale_info::TypeInfo,
+)]
+pub enum CloseReason {
+	/// The pallet that opened it closed it (a lease completed or was closed).
+	Owner,
+	/// The payer closed it directly.
+	Payer,
+	/// It ran out of escrow and was not topped up during the grace period.
+	Depleted,
+}
+
+/// Escrow that pays by the block, as the leases and the market see it.
+pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
+	/// Opens a stream paying `rate` per block from `payer` to `payee`, holding `deposit` of the
+	/// payer's balance as escrow now. `reference` (e.g. a lease id) comes back in every
+	/// [`StreamObserver`] notification.
+	fn open(
+		payer: &AccountId,
+		payee: &AccountId,
+		rate: Balance,
+		deposit: Balance,
+		reference: u64,
+	) -> Result<StreamId, DispatchError>;
+	/// Pays the payee what is owed up to now. Returns what was paid.
+	fn settle(id: StreamId) -> Result<Balance, DispatchError>;
+	/// Settles, then refunds the rest to the depositors pro rata and closes the stream. No
+	/// observer is notified: the caller is the one closing. Returns (paid now, refunded).
+	fn close(id: StreamId) -> Result<(Balance, Balance), DispatchError>;
+	/// What is owed now but not yet paid.
+	fn owed(id: StreamId) -> Option<Balance>;
+	/// The block at which the escrow runs out at the current rate, if the stream is active.
+	fn depletes_at(id: StreamId) -> Option<BlockNumber>;
+}
+
+/// Told about what happens to a stream without its owner asking: a depletion, a top-up during
+/// grace, a close at the end of grace or by the payer.
+pub trait StreamObserver {
+	/// The stream ran out of escrow: it charges nothing until topped up or closed.
+	fn on_suspended(reference: u64, stream: StreamId);
+	/// A top-up during grace resumed the stream.
+	fn on_resumed(reference: u64, stream: StreamId);
+	/// The stream closed for `reason`.
+	fn on_closed(reference: u64, stream: StreamId, reason: CloseReason);
+}
+
+impl StreamObserver for () {
+	fn on_suspended(_: u64, _: StreamId) {}
+	fn on_resumed(_: u64, _: StreamId) {}
+	fn on_closed(_: u64, _: StreamId, _: CloseReason) {}
+}

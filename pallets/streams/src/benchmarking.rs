@@ -1,0 +1,114 @@
+//! Benchmarks (v2) of every call and of the block hook, each at its worst case: every stream with
+//! `MaxDepositors` depositors, so every settlement draws on all of them.
+
+use crate::*;
+use frame::{
+	benchmarking::prelude::*,
+	traits::fungible::{Inspect, Mutate},
+};
+use stint_traits::PaymentStreams;
+
+fn funded<T: Config>(name: &'static str, index: u32) -> T::AccountId {
+	let who: T::AccountId = account(name, index, 0);
+	T::Currency::set_balance(
+		&who,
+		T::Currency::minimum_balance().saturating_mul(1_000_000u32.into()),
+	);
+	who
+}
+
+/// A stream with every depositor slot used, paying `ED` per block from `1000 × ED` each.
+fn full_stream<T: Config>(index: u32) -> StreamId {
+	let ed = T::Currency::minimum_balance();
+	let payer = funded::<T>("payer", index);
+	let payee = funded::<T>("payee", index);
+	let id = Pallet::<T>::open(&payer, &payee, ed, ed.saturating_mul(1_000u32.into()), 0).unwrap();
+	for d in 1..T::MaxDepositors::get() {
+		let depositor = funded::<T>("depositor", index * 1_000 + d);
+		Pallet::<T>::do_top_up(&depositor, id, ed.saturating_mul(1_000u32.into())).unwrap();
+	}
+	id
+}
+
+fn advance<T: Config>(blocks: u32) {
+	frame_system::Pallet::<T>::set_block_number(
+		frame_system::Pallet::<T>::block_number().saturating_add(blocks.into()),
+	);
+}
+
+#[benchmarks]
+mod benches {
+	use super::*;
+
+	#[benchmark]
+	fn settle() {
+		let id = full_stream::<T>(0);
+		advance::<T>(10);
+		let caller: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(caller), id);
+		assert!(Records::<T>::get(id).unwrap().paid > Zero::zero());
+	}
+
+	#[benchmark]
+	fn withdraw() {
+		let id = full_stream::<T>(0);
+		advance::<T>(10);
+		let payee = Records::<T>::get(id).unwrap().payee;
+		#[extrinsic_call]
+		_(RawOrigin::Signed(payee), id);
+	}
+
+	/// A top-up by the last depositor of a suspended stream: settles, resumes, reschedules.
+	#[benchmark]
+	fn top_up() {
+		let id = full_stream::<T>(0);
+		let stream = Records::<T>::get(id).unwrap();
+		let StreamStatus::Active { depletes_at } = stream.status else { panic!("active") };
+		frame_system::Pallet::<T>::set_block_number(depletes_at);
+		Pallet::<T>::on_initialize(depletes_at);
+		let depositor = stream.depositors.last().unwrap().who.clone();
+		#[extrinsic_call]
+		_(
+			RawOrigin::Signed(depositor),
+			id,
+			T::Currency::minimum_balance().saturating_mul(10u32.into()),
+		);
+		assert!(matches!(Records::<T>::get(id).unwrap().status, StreamStatus::Active { .. }));
+	}
+
+	/// Pays to date and refunds every depositor.
+	#[benchmark]
+	fn close() {
+		let id = full_stream::<T>(0);
+		advance::<T>(10);
+		let payer = Records::<T>::get(id).unwrap().payer;
+		#[extrinsic_call]
+		_(RawOrigin::Signed(payer), id);
+		assert_eq!(Records::<T>::get(id).unwrap().status, StreamStatus::Closed);
+	}
+
+	/// `n` streams end their grace in the same block: each is closed and refunds every depositor.
+	#[benchmark]
+	fn on_initialize(n: Linear<0, { T::MaxWakeupsPerBlock::get() }>) {
+		let ids: alloc::vec::Vec<_> = (0..n).map(full_stream::<T>).collect();
+		let at = frame_system::Pallet::<T>::block_number().saturating_add(1u32.into());
+		for id in &ids {
+			let mut stream = Records::<T>::get(id).unwrap();
+			Pallet::<T>::unschedule(*id, &mut stream);
+			stream.status = StreamStatus::Suspended { grace_ends: at };
+			Pallet::<T>::schedule(*id, &mut stream, at).unwrap();
+			Records::<T>::insert(id, stream);
+		}
+		frame_system::Pallet::<T>::set_block_number(at);
+		#[block]
+		{
+			Pallet::<T>::on_initialize(at);
+		}
+		for id in ids {
+			assert_eq!(Records::<T>::get(id).unwrap().status, StreamStatus::Closed);
+		}
+	}
+
+	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);
+}

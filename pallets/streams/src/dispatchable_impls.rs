@@ -1,0 +1,201 @@
+//! What each call does, and the settlement, top-up and close every path shares.
+
+use crate::{
+	asset, BalanceOf, CloseReason, Config, Deposit, Error, Event, Pallet, Records, StreamId,
+	StreamOf, StreamStatus,
+};
+use frame::{
+	arithmetic::{helpers_128bit::multiply_by_rational_with_rounding, Rounding},
+	prelude::*,
+};
+use stint_traits::StreamObserver;
+
+impl<T: Config> Pallet<T> {
+	pub(crate) fn do_settle(id: StreamId) -> Result<BalanceOf<T>, DispatchError> {
+		let mut stream = Self::open_stream(id)?;
+		let paid = Self::settle_stream(id, &mut stream)?;
+		Records::<T>::insert(id, stream);
+		Ok(paid)
+	}
+
+	pub(crate) fn do_withdraw(who: &T::AccountId, id: StreamId) -> DispatchResult {
+		let stream = Self::open_stream(id)?;
+		ensure!(&stream.payee == who, Error::<T>::NotPayee);
+		Self::do_settle(id).map(|_| ())
+	}
+
+	pub(crate) fn do_top_up(
+		who: &T::AccountId,
+		id: StreamId,
+		amount: BalanceOf<T>,
+	) -> DispatchResult {
+		let mut stream = Self::open_stream(id)?;
+		ensure!(!amount.is_zero(), Error::<T>::ZeroAmount);
+		Self::settle_stream(id, &mut stream)?;
+		asset::hold::<T>(who, amount)?;
+		match stream.depositors.iter_mut().find(|d| &d.who == who) {
+			Some(deposit) => {
+				deposit.deposited.saturating_accrue(amount);
+				deposit.remaining.saturating_accrue(amount);
+			}
+			None => stream
+				.depositors
+				.try_push(Deposit { who: who.clone(), deposited: amount, remaining: amount })
+				.map_err(|_| Error::<T>::TooManyDepositors)?,
+		}
+		stream.deposited.saturating_accrue(amount);
+
+		let now = frame_system::Pallet::<T>::block_number();
+		let resumed = matches!(stream.status, StreamStatus::Suspended { .. });
+		stream.settled_at = now;
+		let depletes_at = Self::depletion_block(&stream, now);
+		stream.status = StreamStatus::Active { depletes_at };
+		Self::reschedule(id, &mut stream, depletes_at)?;
+		Records::<T>::insert(id, &stream);
+
+		Self::deposit_event(Event::ToppedUp {
+			stream: id,
+			depositor: who.clone(),
+			amount,
+			depletes_at,
+		});
+		if resumed {
+			Self::deposit_event(Event::Resumed { stream: id, depletes_at });
+			T::Observer::on_resumed(stream.reference, id);
+		}
+		Ok(())
+	}
+
+	pub(crate) fn do_close_by_payer(who: &T::AccountId, id: StreamId) -> DispatchResult {
+		let stream = Self::open_stream(id)?;
+		ensure!(&stream.payer == who, Error::<T>::NotPayer);
+		Self::close_stream(id, CloseReason::Payer)?;
+		T::Observer::on_closed(stream.reference, id, CloseReason::Payer);
+		Ok(())
+	}
+
+	/// A stream that is not closed.
+	pub(crate) fn open_stream(id: StreamId) -> Result<StreamOf<T>, DispatchError> {
+		let stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
+		ensure!(stream.status != StreamStatus::Closed, Error::<T>::StreamClosed);
+		Ok(stream)
+	}
+
+	/// What `stream` owes its payee at `now`: `min(held, rate × (now − settled_at))` while active.
+	pub(crate) fn owed_at(stream: &StreamOf<T>, now: BlockNumberFor<T>) -> BalanceOf<T> {
+		if !matches!(stream.status, StreamStatus::Active { .. }) {
+			return Zero::zero();
+		}
+		let elapsed: u128 = now.saturating_sub(stream.settled_at).saturated_into();
+		let elapsed: BalanceOf<T> = elapsed.saturated_into();
+		stream.rate.saturating_mul(elapsed).min(stream.held())
+	}
+
+	/// The block the escrow of `stream` runs out at, counting from `from`.
+	pub(crate) fn depletion_block(
+		stream: &StreamOf<T>,
+		from: BlockNumberFor<T>,
+	) -> BlockNumberFor<T> {
+		let held = stream.held();
+		let rate = stream.rate.max(One::one());
+		let blocks = held / rate + if (held % rate).is_zero() { Zero::zero() } else { One::one() };
+		let blocks: u128 = blocks.saturated_into();
+		from.saturating_add(blocks.saturated_into())
+	}
+
+	/// Pays what is owed now, drawing on every depositor in proportion to what it has left.
+	/// Does not store `stream`.
+	pub(crate) fn settle_stream(
+		id: StreamId,
+		stream: &mut StreamOf<T>,
+	) -> Result<BalanceOf<T>, DispatchError> {
+		let now = frame_system::Pallet::<T>::block_number();
+		let owed = Self::owed_at(stream, now);
+		if matches!(stream.status, StreamStatus::Active { .. }) {
+			stream.settled_at = now;
+		}
+		if owed.is_zero() {
+			return Ok(Zero::zero());
+		}
+
+		let held = stream.held();
+		let mut shares: alloc::vec::Vec<BalanceOf<T>> = stream
+			.depositors
+			.iter()
+			.map(|d| Self::pro_rata(owed, d.remaining, held).min(d.remaining))
+			.collect();
+		// Rounding left some of `owed` undrawn: take it from whoever still has funds, in order.
+		let mut dust =
+			owed.saturating_sub(shares.iter().fold(Zero::zero(), |s: BalanceOf<T>, x| s + *x));
+		for (share, deposit) in shares.iter_mut().zip(stream.depositors.iter()) {
+			let room = deposit.remaining.saturating_sub(*share);
+			let take = room.min(dust);
+			share.saturating_accrue(take);
+			dust.saturating_reduce(take);
+		}
+
+		let (mut to_payee, mut to_treasury) = (BalanceOf::<T>::zero(), BalanceOf::<T>::zero());
+		let treasury = T::Treasury::get();
+		for (share, deposit) in shares.into_iter().zip(stream.depositors.iter_mut()) {
+			let take = T::TakeRate::get().mul_floor(share);
+			// If the treasury cannot receive the take, the payee gets it: nothing is lost.
+			let take = if asset::pay::<T>(&deposit.who, &treasury, take).is_ok() {
+				take
+			} else {
+				Zero::zero()
+			};
+			asset::pay::<T>(&deposit.who, &stream.payee, share - take)?;
+			deposit.remaining.saturating_reduce(share);
+			to_payee.saturating_accrue(share - take);
+			to_treasury.saturating_accrue(take);
+		}
+		let paid = to_payee.saturating_add(to_treasury);
+		stream.paid.saturating_accrue(paid);
+		Self::deposit_event(Event::Settled {
+			stream: id,
+			to_payee,
+			to_treasury,
+			held: stream.held(),
+		});
+		Ok(paid)
+	}
+
+	/// `amount × part / whole`, rounded down, without overflow.
+	fn pro_rata(amount: BalanceOf<T>, part: BalanceOf<T>, whole: BalanceOf<T>) -> BalanceOf<T> {
+		multiply_by_rational_with_rounding(
+			amount.saturated_into(),
+			part.saturated_into(),
+			whole.saturated_into(),
+			Rounding::Down,
+		)
+		.map(|v| v.saturated_into())
+		.unwrap_or_default()
+	}
+
+	/// Settles, refunds every depositor what it has left, and closes. Stores the stream.
+	/// Returns (paid now, refunded).
+	pub(crate) fn close_stream(
+		id: StreamId,
+		reason: CloseReason,
+	) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
+		let mut stream = Self::open_stream(id)?;
+		let paid = Self::settle_stream(id, &mut stream)?;
+		let mut refunded = BalanceOf::<T>::zero();
+		for deposit in stream.depositors.iter_mut() {
+			asset::release::<T>(&deposit.who, deposit.remaining)?;
+			refunded.saturating_accrue(deposit.remaining);
+			deposit.remaining = Zero::zero();
+		}
+		stream.refunded.saturating_accrue(refunded);
+		Self::unschedule(id, &mut stream);
+		stream.status = StreamStatus::Closed;
+		Records::<T>::insert(id, &stream);
+		Self::deposit_event(Event::Closed {
+			stream: id,
+			reason,
+			paid: stream.paid,
+			refunded: stream.refunded,
+		});
+		Ok((paid, refunded))
+	}
+}

@@ -1,0 +1,274 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+pub use pallet::*;
+
+mod asset;
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmarking;
+mod dispatchable_impls;
+#[cfg(test)]
+mod mock;
+mod stream_impls;
+#[cfg(test)]
+mod tests;
+mod tick_impls;
+mod types;
+pub mod weights;
+
+pub use stint_traits::{CloseReason, StreamId};
+pub use types::*;
+pub use weights::WeightInfo;
+
+use frame::{prelude::*, traits::fungible};
+
+/// The balance type of the escrow's currency.
+pub type BalanceOf<T> =
+	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
+
+/// How many blocks ahead a wake-up may spill when buckets are full.
+pub const MAX_SPILL_BLOCKS: u32 = 32;
+
+#[frame::pallet]
+pub mod pallet {
+	use super::*;
+	use stint_traits::StreamObserver;
+
+	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
+
+	#[pallet::pallet]
+	#[pallet::storage_version(STORAGE_VERSION)]
+	pub struct Pallet<T>(_);
+
+	/// Defaults for bounds and weights; money and time are set by each runtime.
+	pub mod config_preludes {
+		use super::*;
+		use frame::runtime::prelude::derive_impl;
+
+		pub struct TestDefaultConfig;
+
+		#[derive_impl(frame_system::config_preludes::TestDefaultConfig, no_aggregated_types)]
+		impl frame_system::DefaultConfig for TestDefaultConfig {}
+
+		#[frame::deps::frame_support::register_default_impl(TestDefaultConfig)]
+		impl DefaultConfig for TestDefaultConfig {
+			type MaxDepositors = ConstU32<8>;
+			type MaxWakeupsPerBlock = ConstU32<64>;
+			type WeightInfo = ();
+		}
+	}
+
+	#[pallet::config(with_default)]
+	pub trait Config: frame_system::Config<RuntimeEvent: From<Event<Self>>> {
+		/// The currency escrow is held in.
+		#[pallet::no_default]
+		type Currency: fungible::Inspect<Self::AccountId>
+			+ fungible::Mutate<Self::AccountId>
+			+ fungible::MutateHold<Self::AccountId, Reason = Self::RuntimeHoldReason>;
+
+		/// The runtime's hold reasons, which include this pallet's.
+		#[pallet::no_default]
+		type RuntimeHoldReason: From<HoldReason>;
+
+		/// Blocks a depleted stream waits for a top-up before it closes.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type GracePeriod: Get<BlockNumberFor<Self>>;
+
+		/// The protocol's part of every payment.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type TakeRate: Get<Permill>;
+
+		/// Where the protocol's part goes.
+		#[pallet::no_default]
+		type Treasury: Get<Self::AccountId>;
+
+		/// Told when a stream is suspended, resumed or closed without its owner asking.
+		#[pallet::no_default]
+		type Observer: StreamObserver;
+
+		/// The most accounts that may fund one stream.
+		#[pallet::constant]
+		type MaxDepositors: Get<u32>;
+
+		/// The most streams looked at in one block's hook.
+		#[pallet::constant]
+		type MaxWakeupsPerBlock: Get<u32>;
+
+		/// Weights of this pallet's calls and hook.
+		type WeightInfo: WeightInfo;
+	}
+
+	/// Why this pallet holds funds.
+	#[pallet::composite_enum]
+	pub enum HoldReason {
+		/// Escrow of a payment stream, held on the depositor's account.
+		#[codec(index = 0)]
+		StreamEscrow,
+	}
+
+	/// Every stream, by id. Closed streams stay, with their final accounts.
+	#[pallet::storage]
+	pub type Records<T: Config> =
+		StorageMap<_, Blake2_128Concat, StreamId, StreamOf<T>, OptionQuery>;
+
+	/// The id the next stream gets.
+	#[pallet::storage]
+	pub type NextStreamId<T: Config> = StorageValue<_, StreamId, ValueQuery>;
+
+	/// Streams to look at in a given block: their depletion, or the end of their grace.
+	#[pallet::storage]
+	pub type Wakeups<T: Config> = StorageMap<
+		_,
+		Twox64Concat,
+		BlockNumberFor<T>,
+		BoundedVec<StreamId, T::MaxWakeupsPerBlock>,
+		ValueQuery,
+	>;
+
+	#[pallet::event]
+	#[pallet::generate_deposit(pub(super) fn deposit_event)]
+	pub enum Event<T: Config> {
+		/// A stream opened.
+		Opened {
+			/// The stream.
+			stream: StreamId,
+			/// Who pays.
+			payer: T::AccountId,
+			/// Who is paid.
+			payee: T::AccountId,
+			/// Paid per block.
+			rate: BalanceOf<T>,
+			/// The escrow held.
+			deposit: BalanceOf<T>,
+			/// When the escrow runs out at this rate.
+			depletes_at: BlockNumberFor<T>,
+		},
+		/// What was owed was paid.
+		Settled {
+			/// The stream.
+			stream: StreamId,
+			/// Paid to the payee.
+			to_payee: BalanceOf<T>,
+			/// Paid to the treasury.
+			to_treasury: BalanceOf<T>,
+			/// Escrow still held.
+			held: BalanceOf<T>,
+		},
+		/// Someone added escrow.
+		ToppedUp {
+			/// The stream.
+			stream: StreamId,
+			/// Who added it.
+			depositor: T::AccountId,
+			/// How much.
+			amount: BalanceOf<T>,
+			/// When the escrow now runs out.
+			depletes_at: BlockNumberFor<T>,
+		},
+		/// The stream ran out of escrow and charges nothing until topped up.
+		Suspended {
+			/// The stream.
+			stream: StreamId,
+			/// When it closes unless topped up.
+			grace_ends: BlockNumberFor<T>,
+		},
+		/// A top-up resumed a suspended stream.
+		Resumed {
+			/// The stream.
+			stream: StreamId,
+			/// When the escrow now runs out.
+			depletes_at: BlockNumberFor<T>,
+		},
+		/// The stream closed.
+		Closed {
+			/// The stream.
+			stream: StreamId,
+			/// Why.
+			reason: CloseReason,
+			/// Everything paid over its life.
+			paid: BalanceOf<T>,
+			/// Everything refunded to depositors.
+			refunded: BalanceOf<T>,
+		},
+	}
+
+	#[pallet::error]
+	pub enum Error<T> {
+		/// No stream with this id.
+		UnknownStream,
+		/// The stream is closed.
+		StreamClosed,
+		/// The rate is zero.
+		ZeroRate,
+		/// The amount is zero.
+		ZeroAmount,
+		/// The account cannot afford the escrow.
+		InsufficientBalance,
+		/// The stream already has `MaxDepositors` depositors.
+		TooManyDepositors,
+		/// Only the payee may do this.
+		NotPayee,
+		/// Only the payer may do this.
+		NotPayer,
+		/// Every wake-up bucket in reach is full; try again in a later block.
+		WakeupQueueFull,
+	}
+
+	#[pallet::hooks]
+	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
+		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
+			Self::wake_up(now)
+		}
+
+		fn integrity_test() {
+			assert!(T::MaxDepositors::get() > 0, "MaxDepositors must be positive");
+			assert!(T::MaxWakeupsPerBlock::get() > 0, "MaxWakeupsPerBlock must be positive");
+		}
+
+		#[cfg(feature = "try-runtime")]
+		fn try_state(_: BlockNumberFor<T>) -> Result<(), frame::deps::sp_runtime::TryRuntimeError> {
+			Self::do_try_state()
+		}
+	}
+
+	#[pallet::call(weight(<T as Config>::WeightInfo))]
+	impl<T: Config> Pallet<T> {
+		/// Pays the payee of `stream` what is owed up to this block. Anyone may call it.
+		#[pallet::call_index(0)]
+		pub fn settle(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
+			ensure_signed(origin)?;
+			Self::do_settle(stream).map(|_| ())
+		}
+
+		/// The payee of `stream` collects what is owed up to this block.
+		#[pallet::call_index(1)]
+		pub fn withdraw(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_withdraw(&who, stream)
+		}
+
+		/// Adds `amount` of the signer's balance to the escrow of `stream`. Resumes a suspended
+		/// stream. Anyone may fund any open stream.
+		#[pallet::call_index(2)]
+		pub fn top_up(
+			origin: OriginFor<T>,
+			stream: StreamId,
+			#[pallet::compact] amount: BalanceOf<T>,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_top_up(&who, stream, amount)
+		}
+
+		/// The payer closes `stream`: the payee is paid to this block, the rest is refunded to
+		/// the depositors pro rata, and the owner (the lease) is told.
+		#[pallet::call_index(3)]
+		pub fn close(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_close_by_payer(&who, stream)
+		}
+	}
+}

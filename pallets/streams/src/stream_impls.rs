@@ -1,0 +1,135 @@
+//! Streams as the leases and the market see them ([`PaymentStreams`]), and the invariants.
+
+use crate::{
+	asset, BalanceOf, CloseReason, Config, Deposit, Error, Event, NextStreamId, Pallet, Records,
+	StreamId, StreamOf, StreamStatus, Wakeups,
+};
+use alloc::collections::BTreeMap;
+use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
+use stint_traits::PaymentStreams;
+
+impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> for Pallet<T> {
+	fn open(
+		payer: &T::AccountId,
+		payee: &T::AccountId,
+		rate: BalanceOf<T>,
+		deposit: BalanceOf<T>,
+		reference: u64,
+	) -> Result<StreamId, DispatchError> {
+		ensure!(!rate.is_zero(), Error::<T>::ZeroRate);
+		ensure!(!deposit.is_zero(), Error::<T>::ZeroAmount);
+		asset::hold::<T>(payer, deposit)?;
+		let id = NextStreamId::<T>::get();
+		let now = frame_system::Pallet::<T>::block_number();
+		let mut stream = StreamOf::<T> {
+			payer: payer.clone(),
+			payee: payee.clone(),
+			rate,
+			settled_at: now,
+			status: StreamStatus::Closed,
+			wake_at: None,
+			depositors: BoundedVec::truncate_from(alloc::vec![Deposit {
+				who: payer.clone(),
+				deposited: deposit,
+				remaining: deposit,
+			}]),
+			deposited: deposit,
+			paid: Zero::zero(),
+			refunded: Zero::zero(),
+			reference,
+		};
+		let depletes_at = Self::depletion_block(&stream, now);
+		stream.status = StreamStatus::Active { depletes_at };
+		Self::schedule(id, &mut stream, depletes_at)?;
+		Records::<T>::insert(id, stream);
+		NextStreamId::<T>::put(id.saturating_add(1));
+		Self::deposit_event(Event::Opened {
+			stream: id,
+			payer: payer.clone(),
+			payee: payee.clone(),
+			rate,
+			deposit,
+			depletes_at,
+		});
+		Ok(id)
+	}
+
+	fn settle(id: StreamId) -> Result<BalanceOf<T>, DispatchError> {
+		Self::do_settle(id)
+	}
+
+	fn close(id: StreamId) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
+		Self::close_stream(id, CloseReason::Owner)
+	}
+
+	fn owed(id: StreamId) -> Option<BalanceOf<T>> {
+		Records::<T>::get(id)
+			.map(|stream| Self::owed_at(&stream, frame_system::Pallet::<T>::block_number()))
+	}
+
+	fn depletes_at(id: StreamId) -> Option<BlockNumberFor<T>> {
+		match Records::<T>::get(id)?.status {
+			StreamStatus::Active { depletes_at } => Some(depletes_at),
+			_ => None,
+		}
+	}
+}
+
+impl<T: Config> Pallet<T> {
+	/// The streams' invariants: money is conserved in every stream, the escrow held on each
+	/// depositor equals its amounts in all streams, and every open stream waits in its bucket.
+	pub fn do_try_state() -> Result<(), TryRuntimeError> {
+		let now = frame_system::Pallet::<T>::block_number();
+		let mut held_by: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		for (id, stream) in Records::<T>::iter() {
+			ensure!(id < NextStreamId::<T>::get(), "a stream id is not below NextStreamId");
+			let held = stream.held();
+			ensure!(
+				stream.paid.saturating_add(stream.refunded).saturating_add(held)
+					== stream.deposited,
+				"a stream does not conserve money: paid + refunded + held != deposited"
+			);
+			ensure!(
+				stream.depositors.iter().fold(BalanceOf::<T>::zero(), |s, d| s + d.deposited)
+					== stream.deposited,
+				"a stream's depositors do not add up to what it was deposited"
+			);
+			for deposit in &stream.depositors {
+				ensure!(
+					deposit.remaining <= deposit.deposited,
+					"a depositor has more left than it put in"
+				);
+				let entry = held_by.entry(deposit.who.clone()).or_default();
+				*entry = entry.saturating_add(deposit.remaining);
+			}
+			match stream.status {
+				StreamStatus::Closed => {
+					ensure!(held.is_zero(), "a closed stream still holds escrow");
+					ensure!(stream.wake_at.is_none(), "a closed stream is scheduled");
+				}
+				_ => {
+					let at = stream.wake_at.ok_or("an open stream is not scheduled")?;
+					ensure!(at > now || at == now, "an open stream waits in a past bucket");
+					ensure!(Wakeups::<T>::get(at).contains(&id), "a stream is not in its bucket");
+				}
+			}
+		}
+		for (who, amount) in held_by {
+			ensure!(
+				asset::held::<T>(&who) == amount,
+				"a depositor's escrow hold differs from its streams"
+			);
+		}
+		for (block, ids) in Wakeups::<T>::iter() {
+			ensure!(block >= now, "a past wake-up bucket was not processed");
+			for id in ids {
+				let stream = Records::<T>::get(id).ok_or("a bucket names an unknown stream")?;
+				ensure!(
+					stream.wake_at == Some(block),
+					"a bucket names a stream scheduled elsewhere"
+				);
+			}
+		}
+		Ok(())
+	}
+}

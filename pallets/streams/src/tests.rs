@@ -1,0 +1,298 @@
+//! Streams: settlement, depletion at the exact block, grace, top-up, close, pro rata refunds,
+//! the protocol take, bounded hook work. Every test ends with `try_state` and a check that not a
+//! unit was created or lost.
+
+use crate::{mock::*, *};
+use frame::testing_prelude::*;
+use stint_traits::PaymentStreams;
+
+/// Opens a stream from BUYER to PROVIDER at block 1.
+fn open(rate: Balance, deposit: Balance) -> StreamId {
+	<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 42).unwrap()
+}
+
+#[test]
+fn open_holds_the_escrow_and_knows_its_depletion_block() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		assert_eq!(escrow(BUYER), 1_000);
+		assert_eq!(free(BUYER), ENDOWMENT - 1_000);
+		let s = stream(id);
+		assert_eq!(s.status, StreamStatus::Active { depletes_at: 101 });
+		assert_eq!((s.wake_at, s.held(), s.deposited), (Some(101), 1_000, 1_000));
+		assert!(Wakeups::<Test>::get(101).contains(&id));
+		assert_eq!(Streams::depletes_at(id), Some(101));
+		assert_eq!(
+			last_event(),
+			Event::Opened {
+				stream: id,
+				payer: BUYER,
+				payee: PROVIDER,
+				rate: 10,
+				deposit: 1_000,
+				depletes_at: 101
+			}
+		);
+		// A deposit that is not a multiple of the rate runs out in the block that pays the rest.
+		let odd = open(3, 10);
+		assert_eq!(Streams::depletes_at(odd), Some(5));
+	});
+}
+
+#[test]
+fn open_refuses_bad_input() {
+	ExtBuilder::build_and_execute(|| {
+		let open = |rate, deposit| {
+			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 0)
+		};
+		assert_noop!(open(0, 100), Error::<Test>::ZeroRate);
+		assert_noop!(open(1, 0), Error::<Test>::ZeroAmount);
+		assert_noop!(open(1, ENDOWMENT + 1), Error::<Test>::InsufficientBalance);
+	});
+}
+
+#[test]
+fn settle_pays_rate_times_elapsed_blocks_to_the_payee() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		run_to_block(8);
+		assert_eq!(Streams::owed(id), Some(70));
+		// Anyone may settle.
+		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 70);
+		assert_eq!(escrow(BUYER), 930);
+		assert_eq!(
+			last_event(),
+			Event::Settled { stream: id, to_payee: 70, to_treasury: 0, held: 930 }
+		);
+		assert_eq!(Streams::owed(id), Some(0));
+		// Settling twice in a block pays nothing more.
+		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 70);
+		assert_noop!(Streams::settle(RuntimeOrigin::signed(5), 9), Error::<Test>::UnknownStream);
+	});
+}
+
+#[test]
+fn only_the_payee_withdraws() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		run_to_block(3);
+		assert_noop!(Streams::withdraw(RuntimeOrigin::signed(BUYER), id), Error::<Test>::NotPayee);
+		assert_ok!(Streams::withdraw(RuntimeOrigin::signed(PROVIDER), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 20);
+	});
+}
+
+#[test]
+fn depletion_suspends_at_the_exact_block_without_a_transaction() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 95);
+		// 95 at 10 a block runs out in block 11 (1 + ⌈95 / 10⌉).
+		run_to_block(10);
+		assert_eq!(stream(id).status, StreamStatus::Active { depletes_at: 11 });
+		run_to_block(11);
+		assert_eq!(stream(id).status, StreamStatus::Suspended { grace_ends: 11 + GRACE });
+		assert_eq!(free(PROVIDER), ENDOWMENT + 95, "the hook paid everything");
+		assert_eq!(escrow(BUYER), 0);
+		assert_eq!(told(), vec![Told::Suspended(42, id)]);
+		System::assert_has_event(Event::Suspended { stream: id, grace_ends: 11 + GRACE }.into());
+		// No charge accrues while suspended.
+		run_to_block(13);
+		assert_eq!(Streams::owed(id), Some(0));
+		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 95);
+	});
+}
+
+#[test]
+fn a_top_up_during_grace_resumes_from_that_block() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 50);
+		run_to_block(6);
+		assert!(matches!(stream(id).status, StreamStatus::Suspended { .. }));
+		run_to_block(8);
+		// A third party tops up: the stream resumes at block 8, not charging blocks 6 to 8.
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 100));
+		assert_eq!(stream(id).status, StreamStatus::Active { depletes_at: 18 });
+		assert_eq!(told(), vec![Told::Suspended(42, id), Told::Resumed(42, id)]);
+		assert_eq!(last_event(), Event::Resumed { stream: id, depletes_at: 18 });
+		run_to_block(12);
+		assert_eq!(Streams::owed(id), Some(40));
+		// The old grace-end wake-up is gone: nothing closes the stream at block 11.
+		assert!(Wakeups::<Test>::get(6 + GRACE).is_empty());
+		run_to_block(18);
+		assert_eq!(free(PROVIDER), ENDOWMENT + 150);
+		assert!(matches!(stream(id).status, StreamStatus::Suspended { .. }));
+	});
+}
+
+#[test]
+fn grace_ends_and_the_stream_closes_by_itself() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 50);
+		run_to_block(6 + GRACE);
+		assert_eq!(stream(id).status, StreamStatus::Closed);
+		assert_eq!(
+			told(),
+			vec![Told::Suspended(42, id), Told::Closed(42, id, CloseReason::Depleted)]
+		);
+		System::assert_has_event(
+			Event::Closed { stream: id, reason: CloseReason::Depleted, paid: 50, refunded: 0 }
+				.into(),
+		);
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(BUYER), id, 10),
+			Error::<Test>::StreamClosed
+		);
+		assert_noop!(
+			Streams::settle(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::StreamClosed
+		);
+		assert!(Wakeups::<Test>::iter().next().is_none(), "no wake-up left behind");
+	});
+}
+
+#[test]
+fn the_payer_closes_pays_to_date_and_is_refunded_the_rest() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		run_to_block(21);
+		assert_noop!(Streams::close(RuntimeOrigin::signed(PROVIDER), id), Error::<Test>::NotPayer);
+		assert_ok!(Streams::close(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 200);
+		assert_eq!((free(BUYER), escrow(BUYER)), (ENDOWMENT - 200, 0));
+		assert_eq!(told(), vec![Told::Closed(42, id, CloseReason::Payer)]);
+		assert_eq!(
+			last_event(),
+			Event::Closed { stream: id, reason: CloseReason::Payer, paid: 200, refunded: 800 }
+		);
+		assert_noop!(Streams::close(RuntimeOrigin::signed(BUYER), id), Error::<Test>::StreamClosed);
+	});
+}
+
+#[test]
+fn the_owner_closes_without_being_told() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		run_to_block(4);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::close(id), Ok((30, 970)));
+		assert!(told().is_empty());
+		assert_eq!(stream(id).status, StreamStatus::Closed);
+	});
+}
+
+#[test]
+fn depositors_pay_and_are_refunded_pro_rata() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(7, 1_000);
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 500));
+		run_to_block(31);
+		// 30 blocks × 7 = 210, drawn 2:1 from the buyer (1000) and the third party (500).
+		assert_ok!(Streams::settle(RuntimeOrigin::signed(4), id));
+		let s = stream(id);
+		assert_eq!(s.depositors[0].remaining, 860);
+		assert_eq!(s.depositors[1].remaining, 430);
+		// 1290 left: refunded 2:1 as well.
+		assert_ok!(Streams::close(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!(free(BUYER), ENDOWMENT - 140);
+		assert_eq!(free(3), ENDOWMENT - 70);
+		assert_eq!(free(PROVIDER), ENDOWMENT + 210);
+	});
+}
+
+#[test]
+fn rounding_dust_is_drawn_not_lost() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(1, 1);
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 1));
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(4), id, 1));
+		run_to_block(2);
+		// One unit owed by three depositors holding one each: someone pays it, exactly once.
+		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 1);
+		assert_eq!(stream(id).held(), 2);
+	});
+}
+
+#[test]
+fn top_up_refuses_bad_input() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		assert_noop!(Streams::top_up(RuntimeOrigin::signed(3), id, 0), Error::<Test>::ZeroAmount);
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(3), 7, 10),
+			Error::<Test>::UnknownStream
+		);
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(3), id, ENDOWMENT + 1),
+			Error::<Test>::InsufficientBalance
+		);
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 10));
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(4), id, 10));
+		// The same depositor again adds to its entry.
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 10));
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(5), id, 10),
+			Error::<Test>::TooManyDepositors
+		);
+	});
+}
+
+#[test]
+fn the_protocol_take_goes_to_the_treasury() {
+	ExtBuilder::build_and_execute(|| {
+		TakeRate::set(Permill::from_percent(10));
+		let id = open(100, 10_000);
+		run_to_block(11);
+		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 900);
+		assert_eq!(free(TREASURY), 1 + 100);
+		assert_eq!(
+			last_event(),
+			Event::Settled { stream: id, to_payee: 900, to_treasury: 100, held: 9_000 }
+		);
+		TakeRate::set(Permill::zero());
+	});
+}
+
+#[test]
+fn a_full_bucket_spills_into_the_next_block() {
+	ExtBuilder::build_and_execute(|| {
+		// Three streams deplete at block 11; a bucket holds two.
+		let ids: Vec<_> = (0..3).map(|_| open(10, 100)).collect();
+		assert_eq!(Wakeups::<Test>::get(11).to_vec(), vec![ids[0], ids[1]]);
+		assert_eq!(Wakeups::<Test>::get(12).to_vec(), vec![ids[2]]);
+		run_to_block(11);
+		assert!(matches!(stream(ids[1]).status, StreamStatus::Suspended { .. }));
+		assert!(matches!(stream(ids[2]).status, StreamStatus::Active { .. }));
+		// Late by a block, but it never charges more than its escrow.
+		assert_eq!(Streams::owed(ids[2]), Some(100));
+		run_to_block(12);
+		assert!(matches!(stream(ids[2]).status, StreamStatus::Suspended { .. }));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 300);
+	});
+}
+
+#[test]
+fn the_hook_only_looks_at_its_own_bucket() {
+	ExtBuilder::build_and_execute(|| {
+		let _ = open(10, 100);
+		let _ = open(10, 100);
+		let _ = open(10, 1_000);
+		System::set_block_number(10);
+		assert_eq!(Streams::on_initialize(10), <() as WeightInfo>::on_initialize(0));
+		System::set_block_number(11);
+		assert_eq!(Streams::on_initialize(11), <() as WeightInfo>::on_initialize(2));
+		run_to_block(200);
+	});
+}
+
+#[test]
+fn try_state_catches_money_that_does_not_add_up() {
+	ExtBuilder::build().execute_with(|| {
+		let id = open(10, 1_000);
+		Records::<Test>::mutate(id, |s| s.as_mut().unwrap().paid = 1);
+		assert!(Streams::do_try_state().is_err());
+	});
+}

@@ -1,0 +1,99 @@
+//! A payment stream and its depositors.
+
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use frame::prelude::*;
+use scale_info::TypeInfo;
+
+/// Where a stream is in its life.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum StreamStatus<BlockNumber> {
+	/// Paying; the escrow runs out at `depletes_at`.
+	Active { depletes_at: BlockNumber },
+	/// Out of escrow: charges nothing, resumes on a top-up, closes at `grace_ends`.
+	Suspended { grace_ends: BlockNumber },
+	/// Settled and refunded.
+	Closed,
+}
+
+/// What one account put into a stream, and what of it is still held.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct Deposit<AccountId, Balance> {
+	pub who: AccountId,
+	pub deposited: Balance,
+	pub remaining: Balance,
+}
+
+/// A stream of payment by the block.
+#[derive(
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	CloneNoBound,
+	PartialEqNoBound,
+	EqNoBound,
+	DebugNoBound,
+)]
+#[scale_info(skip_type_params(MaxDepositors))]
+pub struct Stream<
+	AccountId: Clone + PartialEq + Eq + core::fmt::Debug,
+	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
+	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
+	MaxDepositors: Get<u32>,
+> {
+	pub payer: AccountId,
+	pub payee: AccountId,
+	/// Paid per block while active.
+	pub rate: Balance,
+	/// Everything up to this block is paid.
+	pub settled_at: BlockNumber,
+	pub status: StreamStatus<BlockNumber>,
+	/// The block whose wake-up bucket holds this stream, while it is not closed.
+	pub wake_at: Option<BlockNumber>,
+	pub depositors: BoundedVec<Deposit<AccountId, Balance>, MaxDepositors>,
+	/// Everything ever deposited.
+	pub deposited: Balance,
+	/// Everything paid out (to the payee and the treasury).
+	pub paid: Balance,
+	/// Everything refunded to depositors.
+	pub refunded: Balance,
+	/// The owner's reference (a lease id), passed to the observer.
+	pub reference: u64,
+}
+
+impl<AccountId, Balance, BlockNumber, MaxDepositors>
+	Stream<AccountId, Balance, BlockNumber, MaxDepositors>
+where
+	AccountId: Clone + PartialEq + Eq + core::fmt::Debug,
+	Balance:
+		Clone + PartialEq + Eq + core::fmt::Debug + frame::arithmetic::AtLeast32BitUnsigned + Copy,
+	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
+	MaxDepositors: Get<u32>,
+{
+	/// The escrow still held for this stream.
+	pub fn held(&self) -> Balance {
+		self.depositors.iter().fold(Zero::zero(), |sum: Balance, d| sum.saturating_add(d.remaining))
+	}
+}
+
+/// The stream type for a runtime.
+pub type StreamOf<T> = Stream<
+	<T as frame_system::Config>::AccountId,
+	crate::BalanceOf<T>,
+	frame_system::pallet_prelude::BlockNumberFor<T>,
+	<T as crate::Config>::MaxDepositors,
+>;
