@@ -146,12 +146,13 @@ pub fn preset_names() -> Vec<PresetId> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
 	use super::*;
 	use frame_support::traits::fungible::Inspect;
 	use sp_runtime::BuildStorage;
 
-	fn build(id: &str) -> sp_io::TestExternalities {
+	/// The state a chain started from preset `id` has at genesis.
+	pub(crate) fn build(id: &str) -> sp_io::TestExternalities {
 		let patch = get_preset(&PresetId::from(id)).expect("preset exists");
 		let mut config: Value = serde_json::to_value(RuntimeGenesisConfig::default()).unwrap();
 		json_merge(&mut config, serde_json::from_slice(&patch).expect("preset is valid JSON"));

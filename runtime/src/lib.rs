@@ -15,6 +15,8 @@ extern crate alloc;
 pub mod apis;
 pub mod configs;
 pub mod genesis_config_presets;
+#[cfg(test)]
+mod tests;
 
 use alloc::{borrow::Cow, vec::Vec};
 use polkadot_sdk::*;

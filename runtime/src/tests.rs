@@ -1,0 +1,53 @@
+//! Runtime-level checks of Stint's pallets, on the real runtime types (32-byte accounts).
+
+use crate::{genesis_config_presets::tests::build, Providers, Runtime, RuntimeOrigin};
+use pallet_providers::{Error, HardwareSpec, ProviderInfo};
+use polkadot_sdk::{sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring};
+use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor};
+
+fn machine() -> HardwareSpec {
+	HardwareSpec {
+		gpus: vec![GpuDevice {
+			vendor: GpuVendor::Nvidia,
+			model: b"NVIDIA L4".to_vec().try_into().unwrap(),
+			vram_mib: 23_034,
+			compute_capability: ComputeCapability { major: 8, minor: 9 },
+			cuda_driver_version: 13_000,
+			interface: GpuInterface::Pcie,
+			uuid_hash: [0x4c; 32],
+		}],
+		cpu_cores: 16,
+		ram_mib: 65_536,
+		disk_gib: 500,
+	}
+}
+
+fn info() -> ProviderInfo {
+	ProviderInfo {
+		name: b"bob-l4".to_vec(),
+		endpoint: b"https://bob.example".to_vec(),
+		region: *b"NL",
+	}
+}
+
+#[test]
+fn a_provider_cannot_use_its_account_key_as_worker_key() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let bob = Sr25519Keyring::Bob;
+		let refused = Providers::register(
+			RuntimeOrigin::signed(bob.to_account_id()),
+			info(),
+			bob.public(),
+			machine(),
+		);
+		assert_eq!(refused, Err(Error::<Runtime>::WorkerKeyIsAccount.into()));
+		assert!(Providers::register(
+			RuntimeOrigin::signed(bob.to_account_id()),
+			info(),
+			Sr25519Keyring::BobStash.public(),
+			machine(),
+		)
+		.is_ok());
+		Providers::do_try_state().unwrap();
+	});
+}
