@@ -6,8 +6,10 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 
 pub mod hardware;
+pub mod job;
 
 pub use hardware::*;
+pub use job::*;
 
 /// An account's balance, in the smallest unit (1 STINT = 10^12 units).
 pub type Balance = u128;

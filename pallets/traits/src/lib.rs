@@ -138,3 +138,34 @@ impl StreamObserver for () {
 	fn on_resumed(_: u64, _: StreamId) {}
 	fn on_closed(_: u64, _: StreamId, _: CloseReason) {}
 }
+
+/// Identifies an order.
+pub type OrderId = u64;
+
+/// What the market hands the lease pallet when a buyer (or the auto-accept) picks a bid.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct NewLease<AccountId, Balance, BlockNumber> {
+	pub order: OrderId,
+	pub buyer: AccountId,
+	pub provider: AccountId,
+	/// The exact devices the bid named.
+	pub devices: Vec<DeviceId>,
+	pub price_per_block: Balance,
+	/// Escrow for the stream, already released from the order's hold on the buyer.
+	pub escrow: Balance,
+	/// `Some(blocks)` for a fixed-duration job, `None` for open-ended.
+	pub duration: Option<BlockNumber>,
+	/// The provider's bond already locked for this lease; the lease unlocks it when it ends.
+	pub collateral: Balance,
+	/// Blocks of notice the provider must give before terminating an open-ended lease.
+	pub termination_notice: BlockNumber,
+}
+
+/// Creates leases: implemented by the lease pallet, called by the market.
+pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
+	/// Starts a lease: opens its payment stream and commits the devices. Fails, changing
+	/// nothing, if the devices cannot be committed or the escrow cannot be held.
+	fn create_lease(
+		lease: NewLease<AccountId, Balance, BlockNumber>,
+	) -> Result<LeaseId, DispatchError>;
+}
