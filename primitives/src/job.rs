@@ -99,6 +99,20 @@ pub fn is_pinned_image(image: &[u8]) -> bool {
 	at > 0 && digest.len() == 64 && digest.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The sha256 digest of a pinned image (see [`is_pinned_image`]), as bytes.
+pub fn image_digest(image: &[u8]) -> Option<[u8; 32]> {
+	if !is_pinned_image(image) {
+		return None;
+	}
+	let hex = &image[image.len() - 64..];
+	let mut digest = [0u8; 32];
+	for (byte, pair) in digest.iter_mut().zip(hex.chunks(2)) {
+		let nibble = |c: u8| if c.is_ascii_digit() { c - b'0' } else { c - b'a' + 10 };
+		*byte = nibble(pair[0]) << 4 | nibble(pair[1]);
+	}
+	Some(digest)
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
@@ -111,5 +125,14 @@ mod tests {
 		assert!(!is_pinned_image(format!("@sha256:{digest}").as_bytes()));
 		assert!(!is_pinned_image(format!("x@sha256:{}", "A".repeat(64)).as_bytes()));
 		assert!(!is_pinned_image(format!("x@sha256:{}", "a".repeat(63)).as_bytes()));
+	}
+
+	#[test]
+	fn the_digest_of_a_pinned_image_is_its_hex_decoded() {
+		let image = format!("x@sha256:{}{}", "0f".repeat(31), "a9");
+		let mut expected = [0x0f; 32];
+		expected[31] = 0xa9;
+		assert_eq!(image_digest(image.as_bytes()), Some(expected));
+		assert_eq!(image_digest(b"x:latest"), None);
 	}
 }

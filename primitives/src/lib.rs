@@ -5,11 +5,15 @@
 //! defined here once, so the runtime and the worker cannot drift apart.
 #![cfg_attr(not(feature = "std"), no_std)]
 
+extern crate alloc;
+
 pub mod hardware;
 pub mod job;
+pub mod report;
 
 pub use hardware::*;
 pub use job::*;
+pub use report::*;
 
 /// An account's balance, in the smallest unit (1 STINT = 10^12 units).
 pub type Balance = u128;

@@ -40,7 +40,7 @@ pub fn pay<T: Config>(
 		amount,
 		Precision::Exact,
 		Restriction::Free,
-		Fortitude::Polite,
+		Fortitude::Force,
 	)
 	.map(|_| ())
 }

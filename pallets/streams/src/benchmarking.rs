@@ -23,6 +23,7 @@ fn full_stream<T: Config>(index: u32) -> StreamId {
 	let payer = funded::<T>("payer", index);
 	let payee = funded::<T>("payee", index);
 	let id = Pallet::<T>::open(&payer, &payee, ed, ed.saturating_mul(1_000u32.into()), 0).unwrap();
+	Pallet::<T>::start(id).unwrap();
 	for d in 1..T::MaxDepositors::get() {
 		let depositor = funded::<T>("depositor", index * 1_000 + d);
 		Pallet::<T>::do_top_up(&depositor, id, ed.saturating_mul(1_000u32.into())).unwrap();

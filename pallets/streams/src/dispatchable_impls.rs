@@ -47,10 +47,13 @@ impl<T: Config> Pallet<T> {
 
 		let now = frame_system::Pallet::<T>::block_number();
 		let resumed = matches!(stream.status, StreamStatus::Suspended { .. });
-		stream.settled_at = now;
+		// A pending stream only grows: it starts charging when its owner starts it.
 		let depletes_at = Self::depletion_block(&stream, now);
-		stream.status = StreamStatus::Active { depletes_at };
-		Self::reschedule(id, &mut stream, depletes_at)?;
+		if stream.status != StreamStatus::Pending {
+			stream.settled_at = now;
+			stream.status = StreamStatus::Active { depletes_at };
+			Self::reschedule(id, &mut stream, depletes_at)?;
+		}
 		Records::<T>::insert(id, &stream);
 
 		Self::deposit_event(Event::ToppedUp {

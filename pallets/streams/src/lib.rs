@@ -28,8 +28,7 @@ use frame::{prelude::*, traits::fungible};
 pub type BalanceOf<T> =
 	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
 
-/// How many blocks ahead a wake-up may spill when buckets are full.
-pub const MAX_SPILL_BLOCKS: u32 = 32;
+pub use stint_traits::buckets::MAX_SPILL_BLOCKS;
 
 #[frame::pallet]
 pub mod pallet {
@@ -144,7 +143,12 @@ pub mod pallet {
 			rate: BalanceOf<T>,
 			/// The escrow held.
 			deposit: BalanceOf<T>,
-			/// When the escrow runs out at this rate.
+		},
+		/// A pending stream started charging.
+		Started {
+			/// The stream.
+			stream: StreamId,
+			/// When the escrow runs out at its rate.
 			depletes_at: BlockNumberFor<T>,
 		},
 		/// What was owed was paid.
@@ -216,6 +220,8 @@ pub mod pallet {
 		NotPayer,
 		/// Every wake-up bucket in reach is full; try again in a later block.
 		WakeupQueueFull,
+		/// The stream has already started.
+		AlreadyStarted,
 	}
 
 	#[pallet::hooks]
@@ -254,6 +260,7 @@ pub mod pallet {
 		/// Adds `amount` of the signer's balance to the escrow of `stream`. Resumes a suspended
 		/// stream. Anyone may fund any open stream.
 		#[pallet::call_index(2)]
+		#[pallet::weight(T::WeightInfo::top_up().saturating_add(T::Observer::notification_weight()))]
 		pub fn top_up(
 			origin: OriginFor<T>,
 			stream: StreamId,
@@ -266,6 +273,7 @@ pub mod pallet {
 		/// The payer closes `stream`: the payee is paid to this block, the rest is refunded to
 		/// the depositors pro rata, and the owner (the lease) is told.
 		#[pallet::call_index(3)]
+		#[pallet::weight(T::WeightInfo::close().saturating_add(T::Observer::notification_weight()))]
 		pub fn close(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_close_by_payer(&who, stream)

@@ -21,12 +21,12 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 		asset::hold::<T>(payer, deposit)?;
 		let id = NextStreamId::<T>::get();
 		let now = frame_system::Pallet::<T>::block_number();
-		let mut stream = StreamOf::<T> {
+		let stream = StreamOf::<T> {
 			payer: payer.clone(),
 			payee: payee.clone(),
 			rate,
 			settled_at: now,
-			status: StreamStatus::Closed,
+			status: StreamStatus::Pending,
 			wake_at: None,
 			depositors: BoundedVec::truncate_from(alloc::vec![Deposit {
 				who: payer.clone(),
@@ -38,9 +38,6 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 			refunded: Zero::zero(),
 			reference,
 		};
-		let depletes_at = Self::depletion_block(&stream, now);
-		stream.status = StreamStatus::Active { depletes_at };
-		Self::schedule(id, &mut stream, depletes_at)?;
 		Records::<T>::insert(id, stream);
 		NextStreamId::<T>::put(id.saturating_add(1));
 		Self::deposit_event(Event::Opened {
@@ -49,9 +46,21 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 			payee: payee.clone(),
 			rate,
 			deposit,
-			depletes_at,
 		});
 		Ok(id)
+	}
+
+	fn start(id: StreamId) -> Result<BlockNumberFor<T>, DispatchError> {
+		let mut stream = Self::open_stream(id)?;
+		ensure!(stream.status == StreamStatus::Pending, Error::<T>::AlreadyStarted);
+		let now = frame_system::Pallet::<T>::block_number();
+		stream.settled_at = now;
+		let depletes_at = Self::depletion_block(&stream, now);
+		stream.status = StreamStatus::Active { depletes_at };
+		Self::schedule(id, &mut stream, depletes_at)?;
+		Records::<T>::insert(id, stream);
+		Self::deposit_event(Event::Started { stream: id, depletes_at });
+		Ok(depletes_at)
 	}
 
 	fn settle(id: StreamId) -> Result<BalanceOf<T>, DispatchError> {
@@ -72,6 +81,10 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 			StreamStatus::Active { depletes_at } => Some(depletes_at),
 			_ => None,
 		}
+	}
+
+	fn remaining(id: StreamId) -> Option<BalanceOf<T>> {
+		Records::<T>::get(id).filter(|s| s.status != StreamStatus::Closed).map(|s| s.held())
 	}
 }
 
@@ -106,6 +119,10 @@ impl<T: Config> Pallet<T> {
 				StreamStatus::Closed => {
 					ensure!(held.is_zero(), "a closed stream still holds escrow");
 					ensure!(stream.wake_at.is_none(), "a closed stream is scheduled");
+				}
+				StreamStatus::Pending => {
+					ensure!(stream.wake_at.is_none(), "a pending stream is scheduled");
+					ensure!(stream.paid.is_zero(), "a pending stream has paid");
 				}
 				_ => {
 					let at = stream.wake_at.ok_or("an open stream is not scheduled")?;

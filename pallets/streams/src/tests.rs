@@ -6,9 +6,46 @@ use crate::{mock::*, *};
 use frame::testing_prelude::*;
 use stint_traits::PaymentStreams;
 
-/// Opens a stream from BUYER to PROVIDER at block 1.
+/// Opens a stream from BUYER to PROVIDER at block 1 and starts it.
 fn open(rate: Balance, deposit: Balance) -> StreamId {
-	<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 42).unwrap()
+	let id =
+		<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 42).unwrap();
+	<Streams as PaymentStreams<_, _, _>>::start(id).unwrap();
+	id
+}
+
+#[test]
+fn a_pending_stream_charges_nothing_until_started() {
+	ExtBuilder::build_and_execute(|| {
+		let id =
+			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42).unwrap();
+		assert_eq!(stream(id).status, StreamStatus::Pending);
+		assert_eq!(escrow(BUYER), 100);
+		run_to_block(30);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::owed(id), Some(0));
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 50));
+		assert_eq!(stream(id).status, StreamStatus::Pending);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::start(id), Ok(45));
+		assert_noop!(
+			<Streams as PaymentStreams<_, _, _>>::start(id),
+			Error::<Test>::AlreadyStarted
+		);
+		run_to_block(35);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::owed(id), Some(50));
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::remaining(id), Some(150));
+	});
+}
+
+#[test]
+fn closing_a_pending_stream_refunds_everything() {
+	ExtBuilder::build_and_execute(|| {
+		let id =
+			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42).unwrap();
+		run_to_block(10);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::close(id), Ok((0, 100)));
+		assert_eq!(free(BUYER), ENDOWMENT);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::remaining(id), None);
+	});
 }
 
 #[test]
@@ -22,17 +59,15 @@ fn open_holds_the_escrow_and_knows_its_depletion_block() {
 		assert_eq!((s.wake_at, s.held(), s.deposited), (Some(101), 1_000, 1_000));
 		assert!(Wakeups::<Test>::get(101).contains(&id));
 		assert_eq!(Streams::depletes_at(id), Some(101));
-		assert_eq!(
-			last_event(),
-			Event::Opened {
+		assert!(System::events().iter().any(|r| r.event
+			== RuntimeEvent::Streams(Event::Opened {
 				stream: id,
 				payer: BUYER,
 				payee: PROVIDER,
 				rate: 10,
 				deposit: 1_000,
-				depletes_at: 101
-			}
-		);
+			})));
+		assert_eq!(last_event(), Event::Started { stream: id, depletes_at: 101 });
 		// A deposit that is not a multiple of the rate runs out in the block that pays the rest.
 		let odd = open(3, 10);
 		assert_eq!(Streams::depletes_at(odd), Some(5));

@@ -3,10 +3,10 @@
 
 use crate::{
 	CloseReason, Config, Error, Event, Pallet, Records, StreamId, StreamOf, StreamStatus, Wakeups,
-	WeightInfo, MAX_SPILL_BLOCKS,
+	WeightInfo,
 };
 use frame::{deps::frame_support::storage::with_storage_layer, prelude::*};
-use stint_traits::StreamObserver;
+use stint_traits::{buckets, StreamObserver};
 
 impl<T: Config> Pallet<T> {
 	/// Looks at every stream whose wake-up falls in `now`.
@@ -18,9 +18,28 @@ impl<T: Config> Pallet<T> {
 			let result = with_storage_layer(|| Self::wake_stream(id, now));
 			if let Err(error) = result {
 				frame::log::error!(target: "runtime::streams", "stream {id} at {now:?}: {error:?}");
+				Self::requeue(id, now);
 			}
 		}
 		T::WeightInfo::on_initialize(count)
+			.saturating_add(T::Observer::notification_weight().saturating_mul(count.into()))
+	}
+
+	/// Puts a stream whose wake-up failed back in a later bucket, so it is not forgotten.
+	fn requeue(id: StreamId, now: BlockNumberFor<T>) {
+		let requeued = with_storage_layer(|| -> DispatchResult {
+			let Some(mut stream) = Records::<T>::get(id) else { return Ok(()) };
+			if stream.status == StreamStatus::Closed {
+				return Ok(());
+			}
+			stream.wake_at = None;
+			Self::schedule(id, &mut stream, now.saturating_add(One::one()))?;
+			Records::<T>::insert(id, stream);
+			Ok(())
+		});
+		if requeued.is_err() {
+			frame::log::error!(target: "runtime::streams", "stream {id}: no bucket to requeue in");
+		}
 	}
 
 	fn wake_stream(id: StreamId, now: BlockNumberFor<T>) -> DispatchResult {
@@ -54,7 +73,7 @@ impl<T: Config> Pallet<T> {
 				Self::schedule(id, &mut stream, grace_ends)?;
 				Records::<T>::insert(id, &stream);
 			}
-			StreamStatus::Closed => Records::<T>::insert(id, &stream),
+			StreamStatus::Pending | StreamStatus::Closed => Records::<T>::insert(id, &stream),
 		}
 		Ok(())
 	}
@@ -66,28 +85,16 @@ impl<T: Config> Pallet<T> {
 		at: BlockNumberFor<T>,
 	) -> DispatchResult {
 		let earliest = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
-		let mut block = at.max(earliest);
-		for _ in 0..MAX_SPILL_BLOCKS {
-			if Wakeups::<T>::try_mutate(block, |bucket| bucket.try_push(id)).is_ok() {
-				stream.wake_at = Some(block);
-				return Ok(());
-			}
-			block = block.saturating_add(One::one());
-		}
-		Err(Error::<T>::WakeupQueueFull.into())
+		let block = buckets::schedule::<Wakeups<T>, _, _, _>(id, at, earliest)
+			.ok_or(Error::<T>::WakeupQueueFull)?;
+		stream.wake_at = Some(block);
+		Ok(())
 	}
 
 	/// Removes `id` from the bucket it waits in.
 	pub(crate) fn unschedule(id: StreamId, stream: &mut StreamOf<T>) {
 		if let Some(block) = stream.wake_at.take() {
-			Wakeups::<T>::mutate_exists(block, |bucket| {
-				if let Some(ids) = bucket {
-					ids.retain(|other| *other != id);
-					if ids.is_empty() {
-						*bucket = None;
-					}
-				}
-			});
+			buckets::unschedule::<Wakeups<T>, _, _, _>(&id, block);
 		}
 	}
 

@@ -18,6 +18,8 @@ use scale_info::TypeInfo;
 	TypeInfo,
 )]
 pub enum StreamStatus<BlockNumber> {
+	/// Opened with its escrow held, not charging yet: waits for its owner to start it.
+	Pending,
 	/// Paying; the escrow runs out at `depletes_at`.
 	Active { depletes_at: BlockNumber },
 	/// Out of escrow: charges nothing, resumes on a top-up, closes at `grace_ends`.

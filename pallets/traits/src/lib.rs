@@ -101,9 +101,9 @@ pub enum CloseReason {
 
 /// Escrow that pays by the block, as the leases and the market see it.
 pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
-	/// Opens a stream paying `rate` per block from `payer` to `payee`, holding `deposit` of the
-	/// payer's balance as escrow now. `reference` (e.g. a lease id) comes back in every
-	/// [`StreamObserver`] notification.
+	/// Opens a pending stream that will pay `rate` per block from `payer` to `payee`, holding
+	/// `deposit` of the payer's balance as escrow now. It charges nothing until [`Self::start`].
+	/// `reference` (e.g. a lease id) comes back in every [`StreamObserver`] notification.
 	fn open(
 		payer: &AccountId,
 		payee: &AccountId,
@@ -111,6 +111,8 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 		deposit: Balance,
 		reference: u64,
 	) -> Result<StreamId, DispatchError>;
+	/// Starts charging a pending stream from this block. Returns the block its escrow runs out.
+	fn start(id: StreamId) -> Result<BlockNumber, DispatchError>;
 	/// Pays the payee what is owed up to now. Returns what was paid.
 	fn settle(id: StreamId) -> Result<Balance, DispatchError>;
 	/// Settles, then refunds the rest to the depositors pro rata and closes the stream. No
@@ -120,6 +122,8 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	fn owed(id: StreamId) -> Option<Balance>;
 	/// The block at which the escrow runs out at the current rate, if the stream is active.
 	fn depletes_at(id: StreamId) -> Option<BlockNumber>;
+	/// The escrow still held, if the stream is not closed.
+	fn remaining(id: StreamId) -> Option<Balance>;
 }
 
 /// Told about what happens to a stream without its owner asking: a depletion, a top-up during
@@ -131,12 +135,17 @@ pub trait StreamObserver {
 	fn on_resumed(reference: u64, stream: StreamId);
 	/// The stream closed for `reason`.
 	fn on_closed(reference: u64, stream: StreamId, reason: CloseReason);
+	/// The most any one notification costs: the streams charge it wherever they notify.
+	fn notification_weight() -> Weight;
 }
 
 impl StreamObserver for () {
 	fn on_suspended(_: u64, _: StreamId) {}
 	fn on_resumed(_: u64, _: StreamId) {}
 	fn on_closed(_: u64, _: StreamId, _: CloseReason) {}
+	fn notification_weight() -> Weight {
+		Weight::zero()
+	}
 }
 
 /// Identifies an order.
@@ -157,8 +166,10 @@ pub struct NewLease<AccountId, Balance, BlockNumber> {
 	pub duration: Option<BlockNumber>,
 	/// The provider's bond already locked for this lease; the lease unlocks it when it ends.
 	pub collateral: Balance,
-	/// Blocks of notice the provider must give before terminating an open-ended lease.
+	/// Blocks of notice the provider must give before ending the lease early.
 	pub termination_notice: BlockNumber,
+	/// The sha256 digest of the image the order pinned: the result must name it.
+	pub image_digest: [u8; 32],
 }
 
 /// Creates leases: implemented by the lease pallet, called by the market.
@@ -168,4 +179,51 @@ pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
 	fn create_lease(
 		lease: NewLease<AccountId, Balance, BlockNumber>,
 	) -> Result<LeaseId, DispatchError>;
+}
+
+/// Wake-up buckets: a storage map from a block to the bounded list of ids a block hook looks at
+/// in that block. A full bucket spills into the next block, up to [`buckets::MAX_SPILL_BLOCKS`]
+/// blocks; so the hook's work per block is bounded and nothing is ever iterated in full.
+pub mod buckets {
+	use frame::{deps::frame_support::storage::StorageMap, prelude::*};
+
+	/// How many blocks past its due block an id may spill when buckets are full.
+	pub const MAX_SPILL_BLOCKS: u32 = 32;
+
+	/// Puts `id` in the first bucket of `Map` from `at` (never before `earliest`) that has room.
+	/// Returns that block, or `None` if every bucket in reach is full.
+	pub fn schedule<Map, Block, Id, Bound>(id: Id, at: Block, earliest: Block) -> Option<Block>
+	where
+		Map: StorageMap<Block, BoundedVec<Id, Bound>, Query = BoundedVec<Id, Bound>>,
+		Block: codec::FullCodec + Copy + Ord + Saturating + One,
+		Id: codec::FullCodec + Clone,
+		Bound: Get<u32>,
+	{
+		let mut block = at.max(earliest);
+		for _ in 0..MAX_SPILL_BLOCKS {
+			if Map::try_mutate(block, |bucket| bucket.try_push(id.clone())).is_ok() {
+				return Some(block);
+			}
+			block = block.saturating_add(One::one());
+		}
+		None
+	}
+
+	/// Removes `id` from the bucket of `block`, and the bucket itself once empty.
+	pub fn unschedule<Map, Block, Id, Bound>(id: &Id, block: Block)
+	where
+		Map: StorageMap<Block, BoundedVec<Id, Bound>, Query = BoundedVec<Id, Bound>>,
+		Block: codec::FullCodec,
+		Id: codec::FullCodec + PartialEq,
+		Bound: Get<u32>,
+	{
+		Map::mutate_exists(block, |bucket| {
+			if let Some(ids) = bucket {
+				ids.retain(|other| other != id);
+				if ids.is_empty() {
+					*bucket = None;
+				}
+			}
+		});
+	}
 }

@@ -1,0 +1,131 @@
+//! What a provider's worker signs: the result of a lease, or a checkpoint of an open-ended one.
+//!
+//! The worker signs [`Report::signing_bytes`] with its registered sr25519 worker key; the runtime
+//! rebuilds the same bytes from the lease and the chain it runs on, and verifies. The bytes start
+//! with a domain tag and include the chain's genesis hash and the lease id, so a signature can
+//! never be replayed on another chain, for another lease, or as another kind of report.
+
+use crate::LeaseId;
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use scale_info::TypeInfo;
+
+/// Prefixes every signed report: `stint/report/v1`.
+pub const REPORT_DOMAIN: [u8; 15] = *b"stint/report/v1";
+
+/// What a job produced, committed to on chain.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Default,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub struct ResultCommitment {
+	/// Merkle root (blake2-256) of the output files the provider serves.
+	pub output_root: [u8; 32],
+	/// blake2-256 of the execution receipt (container id, timings, device UUIDs, logs digest).
+	pub receipt_hash: [u8; 32],
+	/// The container's exit code: 0 is success.
+	pub exit_code: i32,
+	/// GPU-seconds used, summed over the lease's devices.
+	pub gpu_seconds: u64,
+	/// The sha256 digest of the image that ran (must be the one the order pinned).
+	pub image_digest: [u8; 32],
+}
+
+impl ResultCommitment {
+	/// Whether the job succeeded.
+	pub fn succeeded(&self) -> bool {
+		self.exit_code == 0
+	}
+}
+
+/// Which report is signed.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub enum ReportKind {
+	/// The final result: it ends the lease.
+	Final,
+	/// The `sequence`-th checkpoint (from 1) of an open-ended lease: it keeps the lease alive.
+	Checkpoint { sequence: u32 },
+}
+
+/// The payload a worker signs.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
+pub struct Report {
+	pub domain: [u8; 15],
+	/// The hash of the chain's genesis block.
+	pub genesis_hash: [u8; 32],
+	pub lease: LeaseId,
+	pub kind: ReportKind,
+	pub commitment: ResultCommitment,
+}
+
+impl Report {
+	/// The report for `lease` on the chain with `genesis_hash`.
+	pub fn new(
+		genesis_hash: [u8; 32],
+		lease: LeaseId,
+		kind: ReportKind,
+		commitment: ResultCommitment,
+	) -> Self {
+		Self { domain: REPORT_DOMAIN, genesis_hash, lease, kind, commitment }
+	}
+
+	/// The exact bytes signed: the SCALE encoding of the report.
+	pub fn signing_bytes(&self) -> alloc::vec::Vec<u8> {
+		self.encode()
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use polkadot_sdk::sp_core::{sr25519, Pair};
+
+	fn report(lease: LeaseId) -> Report {
+		Report::new([7; 32], lease, ReportKind::Final, ResultCommitment::default())
+	}
+
+	#[test]
+	fn the_signed_bytes_start_with_the_domain_and_name_chain_and_lease() {
+		let bytes = report(9).signing_bytes();
+		assert_eq!(&bytes[..15], b"stint/report/v1");
+		assert_eq!(&bytes[15..47], &[7; 32]);
+		assert_eq!(&bytes[47..55], &9u64.to_le_bytes());
+	}
+
+	#[test]
+	fn a_signature_covers_lease_chain_and_kind() {
+		let pair = sr25519::Pair::from_seed(&[1; 32]);
+		let signature = pair.sign(&report(9).signing_bytes());
+		assert!(sr25519::Pair::verify(&signature, report(9).signing_bytes(), &pair.public()));
+		assert!(!sr25519::Pair::verify(&signature, report(10).signing_bytes(), &pair.public()));
+		let mut other_chain = report(9);
+		other_chain.genesis_hash = [8; 32];
+		assert!(!sr25519::Pair::verify(&signature, other_chain.signing_bytes(), &pair.public()));
+		let mut checkpoint = report(9);
+		checkpoint.kind = ReportKind::Checkpoint { sequence: 1 };
+		assert!(!sr25519::Pair::verify(&signature, checkpoint.signing_bytes(), &pair.public()));
+	}
+}
