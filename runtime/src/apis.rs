@@ -19,8 +19,9 @@ use sp_runtime::{
 use sp_version::RuntimeVersion;
 
 use super::{
-	AccountId, Aura, Balance, Block, Executive, Grandpa, InherentDataExt, Nonce, Runtime,
-	RuntimeCall, RuntimeGenesisConfig, SessionKeys, System, TransactionPayment, VERSION,
+	AccountId, Aura, Balance, Block, BlockNumber, Executive, Grandpa, InherentDataExt, Leases,
+	Market, Nonce, Runtime, RuntimeCall, RuntimeGenesisConfig, SessionKeys, Streams, System,
+	TransactionPayment, VERSION,
 };
 
 impl_runtime_apis! {
@@ -196,6 +197,55 @@ impl_runtime_apis! {
 		}
 		fn query_length_to_fee(length: u32) -> Balance {
 			TransactionPayment::length_to_fee(length)
+		}
+	}
+
+	impl stint_runtime_api::MarketApi<
+		Block,
+		AccountId,
+		Balance,
+		BlockNumber,
+		pallet_market::OrderOf<Runtime>,
+		pallet_leases::LeaseOf<Runtime>,
+	> for Runtime {
+		fn order(id: stint_runtime_api::OrderId) -> Option<pallet_market::OrderOf<Runtime>> {
+			pallet_market::Orders::<Runtime>::get(id)
+		}
+
+		fn open_orders(
+			start_after: Option<stint_runtime_api::OrderId>,
+			limit: u32,
+		) -> Vec<(stint_runtime_api::OrderId, pallet_market::OrderOf<Runtime>)> {
+			Market::open_orders(start_after, limit)
+		}
+
+		fn servable_orders(
+			provider: AccountId,
+			start_after: Option<stint_runtime_api::OrderId>,
+			limit: u32,
+		) -> Vec<(stint_runtime_api::OrderId, Vec<stint_primitives::DeviceId>)> {
+			Market::servable_orders(&provider, start_after, limit)
+		}
+
+		fn lease(id: stint_primitives::LeaseId) -> Option<pallet_leases::LeaseOf<Runtime>> {
+			pallet_leases::Leases::<Runtime>::get(id)
+		}
+
+		fn leases_of(
+			provider: AccountId,
+		) -> Vec<(stint_primitives::LeaseId, pallet_leases::LeaseOf<Runtime>)> {
+			Leases::leases_of(&provider)
+		}
+
+		fn stream(
+			id: stint_runtime_api::StreamId,
+		) -> Option<stint_runtime_api::StreamView<Balance, BlockNumber>> {
+			use stint_traits::PaymentStreams;
+			Some(stint_runtime_api::StreamView {
+				owed: Streams::owed(id)?,
+				remaining: Streams::remaining(id)?,
+				depletes_at: Streams::depletes_at(id),
+			})
 		}
 	}
 

@@ -178,4 +178,16 @@ mod runtime {
 	/// Providers' bonds: collateral for leases, slashable.
 	#[runtime::pallet_index(11)]
 	pub type Bonds = pallet_bonds;
+
+	/// Orders and bids: a reverse auction for GPU time.
+	#[runtime::pallet_index(12)]
+	pub type Market = pallet_market;
+
+	/// Leases: from an accepted bid to a signed result.
+	#[runtime::pallet_index(13)]
+	pub type Leases = pallet_leases;
+
+	/// Escrow that pays by the block.
+	#[runtime::pallet_index(14)]
+	pub type Streams = pallet_streams;
 }

@@ -2,6 +2,7 @@
 //! a module each.
 
 mod bonds;
+mod market;
 mod providers;
 
 use polkadot_sdk::*;

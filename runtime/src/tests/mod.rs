@@ -51,3 +51,5 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 		Providers::do_try_state().unwrap();
 	});
 }
+
+mod lifecycle;

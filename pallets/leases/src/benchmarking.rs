@@ -1,0 +1,154 @@
+//! Benchmarks (v2) of every call, each at its worst case: leases of `MaxGpusPerLease` devices,
+//! every ending closing the stream, and the slashing paths paying buyer, reporter and handler.
+
+use crate::*;
+use frame::{
+	benchmarking::prelude::*,
+	deps::{sp_core::crypto::KeyTypeId, sp_io},
+};
+use stint_primitives::{Report, ReportKind};
+use stint_traits::{LeaseFactory, NewLease};
+
+const WORKER: KeyTypeId = KeyTypeId(*b"stwk");
+
+struct Setup<T: Config> {
+	lease: LeaseId,
+	provider: T::AccountId,
+	buyer: T::AccountId,
+	key: WorkerKey,
+}
+
+fn lease<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
+	let key = sp_io::crypto::sr25519_generate(WORKER, None);
+	let collateral: T::Balance = 1_000u32.into();
+	let (provider, devices) =
+		T::BenchmarkHelper::provider(0, T::MaxGpusPerLease::get(), key, collateral);
+	let buyer = T::BenchmarkHelper::buyer(0);
+	let price: T::Balance = 1_000_000u32.into();
+	let lease = Pallet::<T>::create_lease(NewLease {
+		order: 0,
+		buyer: buyer.clone(),
+		provider: provider.clone(),
+		devices,
+		price_per_block: price,
+		escrow: price.saturating_mul(1_000u32.into()),
+		duration: duration.map(Into::into),
+		collateral,
+		termination_notice: notice.into(),
+		image_digest: [7; 32],
+	})
+	.unwrap();
+	Setup { lease, provider, buyer, key }
+}
+
+fn running<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
+	let setup = lease::<T>(duration, notice);
+	Pallet::<T>::do_ack(&setup.provider, setup.lease).unwrap();
+	setup
+}
+
+fn advance<T: Config>(blocks: BlockNumberFor<T>) {
+	frame_system::Pallet::<T>::set_block_number(
+		frame_system::Pallet::<T>::block_number().saturating_add(blocks),
+	);
+}
+
+fn signed<T: Config>(setup: &Setup<T>, kind: ReportKind) -> (ResultCommitment, WorkerSignature) {
+	let commitment = ResultCommitment {
+		output_root: [1; 32],
+		receipt_hash: [2; 32],
+		exit_code: 0,
+		gpu_seconds: 1,
+		image_digest: [7; 32],
+	};
+	let report = Report::new(Pallet::<T>::genesis_hash(), setup.lease, kind, commitment);
+	let signature =
+		sp_io::crypto::sr25519_sign(WORKER, &setup.key, &report.signing_bytes()).unwrap();
+	(commitment, signature)
+}
+
+fn status<T: Config>(id: LeaseId) -> LeaseStatus {
+	Leases::<T>::get(id).unwrap().status
+}
+
+#[benchmarks]
+mod benches {
+	use super::*;
+
+	#[benchmark]
+	fn ack_lease() {
+		let setup = lease::<T>(Some(100), 0);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.provider.clone()), setup.lease);
+		assert_eq!(status::<T>(setup.lease), LeaseStatus::Running);
+	}
+
+	#[benchmark]
+	fn submit_result() {
+		let setup = running::<T>(Some(100), 0);
+		advance::<T>(10u32.into());
+		let (commitment, signature) = signed(&setup, ReportKind::Final);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease, commitment, signature);
+		assert_eq!(status::<T>(setup.lease), LeaseStatus::Completed);
+	}
+
+	#[benchmark]
+	fn checkpoint() {
+		let setup = running::<T>(None, 0);
+		advance::<T>(10u32.into());
+		let (commitment, signature) = signed(&setup, ReportKind::Checkpoint { sequence: 1 });
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease, commitment, signature);
+		assert_eq!(Leases::<T>::get(setup.lease).unwrap().checkpoints, 1);
+	}
+
+	#[benchmark]
+	fn give_notice() {
+		let setup = running::<T>(None, 10);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.provider.clone()), setup.lease);
+		assert!(Leases::<T>::get(setup.lease).unwrap().notice_ends_at.is_some());
+	}
+
+	/// Without notice: closes the stream and slashes.
+	#[benchmark]
+	fn terminate() {
+		let setup = running::<T>(None, 10);
+		advance::<T>(10u32.into());
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.provider.clone()), setup.lease);
+		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
+	}
+
+	#[benchmark]
+	fn close_lease() {
+		let setup = running::<T>(None, 0);
+		advance::<T>(10u32.into());
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease);
+		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
+	}
+
+	#[benchmark]
+	fn report_no_show() {
+		let setup = lease::<T>(Some(100), 0);
+		advance::<T>(T::AckDeadline::get().saturating_add(One::one()));
+		let reporter: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(reporter), setup.lease);
+		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
+	}
+
+	#[benchmark]
+	fn report_missed_result() {
+		let setup = running::<T>(None, 0);
+		advance::<T>(T::CheckpointInterval::get().saturating_add(One::one()));
+		let reporter: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(reporter), setup.lease);
+		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
+	}
+
+	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);
+}

@@ -1,0 +1,175 @@
+//! What each call does.
+
+use crate::{
+	Config, Error, Event, LeaseOf, LeaseStatus, Leases, Pallet, TerminationReason, WorkerSignature,
+};
+use frame::prelude::*;
+use stint_primitives::{LeaseId, Outcome, ReportKind, ResultCommitment, SlashReason};
+use stint_traits::{PaymentStreams, ReputationRecorder};
+
+impl<T: Config> Pallet<T> {
+	pub(crate) fn do_ack(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let mut lease = Self::lease(id)?;
+		ensure!(&lease.provider == who, Error::<T>::NotProvider);
+		ensure!(lease.status == LeaseStatus::AwaitingAck, Error::<T>::NotAwaitingAck);
+		let now = Self::now();
+		ensure!(now <= lease.ack_by, Error::<T>::AckDeadlinePassed);
+		T::Streams::start(lease.stream)?;
+		lease.started_at = Some(now);
+		lease.ends_at = lease.duration.map(|d| now.saturating_add(d));
+		lease.last_report_at = now;
+		lease.status = LeaseStatus::Running;
+		let ends_at = lease.ends_at;
+		Leases::<T>::insert(id, lease);
+		Self::deposit_event(Event::Acknowledged { lease: id, ends_at });
+		Ok(())
+	}
+
+	pub(crate) fn do_submit_result(
+		id: LeaseId,
+		commitment: ResultCommitment,
+		signature: WorkerSignature,
+	) -> DispatchResult {
+		let mut lease = Self::running(id)?;
+		if let Some(ends_at) = lease.ends_at {
+			let deadline = ends_at.saturating_add(T::ResultGrace::get());
+			ensure!(Self::now() <= deadline, Error::<T>::ResultTooLate);
+		}
+		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
+		Self::verify(id, &lease, ReportKind::Final, &commitment, &signature)?;
+
+		Self::close_stream(&lease)?;
+		let (status, outcome) = if commitment.succeeded() {
+			(LeaseStatus::Completed, Outcome::Completed)
+		} else {
+			(LeaseStatus::Failed, Outcome::Failed)
+		};
+		lease.result = Some(commitment);
+		Self::end(id, &mut lease, status);
+		T::Reputation::record(&lease.provider, outcome);
+		Leases::<T>::insert(id, lease);
+		Self::deposit_event(Event::ResultSubmitted { lease: id, commitment, status });
+		Ok(())
+	}
+
+	pub(crate) fn do_checkpoint(
+		id: LeaseId,
+		commitment: ResultCommitment,
+		signature: WorkerSignature,
+	) -> DispatchResult {
+		let mut lease = Self::running(id)?;
+		ensure!(lease.duration.is_none(), Error::<T>::NotOpenEnded);
+		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
+		let sequence = lease.checkpoints.saturating_add(1);
+		Self::verify(id, &lease, ReportKind::Checkpoint { sequence }, &commitment, &signature)?;
+		if lease.status == LeaseStatus::Running {
+			T::Streams::settle(lease.stream)?;
+		}
+		lease.checkpoints = sequence;
+		lease.last_report_at = Self::now();
+		lease.result = Some(commitment);
+		Leases::<T>::insert(id, lease);
+		Self::deposit_event(Event::Checkpointed { lease: id, sequence, commitment });
+		Ok(())
+	}
+
+	pub(crate) fn do_give_notice(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let mut lease = Self::running(id)?;
+		ensure!(&lease.provider == who, Error::<T>::NotProvider);
+		ensure!(lease.notice_ends_at.is_none(), Error::<T>::NoticeAlreadyGiven);
+		let notice_ends_at = Self::now().saturating_add(lease.termination_notice);
+		lease.notice_ends_at = Some(notice_ends_at);
+		Leases::<T>::insert(id, lease);
+		Self::deposit_event(Event::NoticeGiven { lease: id, notice_ends_at });
+		Ok(())
+	}
+
+	pub(crate) fn do_terminate(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let mut lease = Self::live(id)?;
+		ensure!(&lease.provider == who, Error::<T>::NotProvider);
+		let served = lease.termination_notice.is_zero()
+			|| lease.notice_ends_at.is_some_and(|at| at <= Self::now());
+		Self::close_stream(&lease)?;
+		if served {
+			Self::terminate_with(id, &mut lease, TerminationReason::ProviderNotice, None)
+		} else {
+			Self::terminate_with(
+				id,
+				&mut lease,
+				TerminationReason::ProviderWithoutNotice,
+				Some((SlashReason::TerminatedWithoutNotice, None)),
+			)
+		}
+	}
+
+	pub(crate) fn do_close(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let mut lease = Self::live(id)?;
+		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
+		Self::close_stream(&lease)?;
+		Self::terminate_with(id, &mut lease, TerminationReason::ClosedByBuyer, None)
+	}
+
+	pub(crate) fn do_report_no_show(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let mut lease = Self::lease(id)?;
+		ensure!(reporter != &lease.provider, Error::<T>::SelfReport);
+		ensure!(lease.status == LeaseStatus::AwaitingAck, Error::<T>::NotAwaitingAck);
+		ensure!(Self::now() > lease.ack_by, Error::<T>::AckNotOverdue);
+		Self::close_stream(&lease)?;
+		Self::terminate_with(
+			id,
+			&mut lease,
+			TerminationReason::NoShow,
+			Some((SlashReason::NoShow, Some(reporter))),
+		)
+	}
+
+	pub(crate) fn do_report_missed(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let mut lease = Self::running(id)?;
+		ensure!(reporter != &lease.provider, Error::<T>::SelfReport);
+		let now = Self::now();
+		let (reason, slash) = match lease.ends_at {
+			Some(ends_at) => {
+				let deadline = ends_at.saturating_add(T::ResultGrace::get());
+				ensure!(now > deadline, Error::<T>::NotOverdue);
+				(TerminationReason::MissedResult, SlashReason::MissedResult)
+			}
+			None => {
+				// A suspended lease is not paid, so it owes no checkpoint.
+				let deadline = lease.last_report_at.saturating_add(T::CheckpointInterval::get());
+				ensure!(
+					lease.status == LeaseStatus::Running && now > deadline,
+					Error::<T>::NotOverdue
+				);
+				(TerminationReason::MissedCheckpoint, SlashReason::MissedCheckpoint)
+			}
+		};
+		Self::close_stream(&lease)?;
+		Self::terminate_with(id, &mut lease, reason, Some((slash, Some(reporter))))
+	}
+
+	/// A lease that exists.
+	pub(crate) fn lease(id: LeaseId) -> Result<LeaseOf<T>, DispatchError> {
+		Leases::<T>::get(id).ok_or_else(|| Error::<T>::UnknownLease.into())
+	}
+
+	/// A lease that has not ended.
+	pub(crate) fn live(id: LeaseId) -> Result<LeaseOf<T>, DispatchError> {
+		let lease = Self::lease(id)?;
+		ensure!(lease.status.is_live(), Error::<T>::LeaseEnded);
+		Ok(lease)
+	}
+
+	/// A lease that was acknowledged and has not ended.
+	pub(crate) fn running(id: LeaseId) -> Result<LeaseOf<T>, DispatchError> {
+		let lease = Self::lease(id)?;
+		ensure!(
+			matches!(lease.status, LeaseStatus::Running | LeaseStatus::Suspended),
+			Error::<T>::NotRunning
+		);
+		Ok(lease)
+	}
+
+	pub(crate) fn now() -> BlockNumberFor<T> {
+		frame_system::Pallet::<T>::block_number()
+	}
+}

@@ -1,0 +1,243 @@
+//! Leases as the market and the streams see them ([`LeaseFactory`], [`StreamObserver`]), the
+//! signature check, the end of a lease, and the invariants.
+
+use crate::WeightInfo;
+use crate::{
+	Config, Error, Event, LeaseOf, LeaseStatus, Leases, LiveLeases, NextLeaseId, Pallet,
+	TerminationReason, WorkerSignature,
+};
+use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
+use stint_primitives::{LeaseId, Outcome, Report, ReportKind, ResultCommitment, SlashReason};
+use stint_traits::{
+	CloseReason, LeaseFactory, NewLease, PaymentStreams, ProviderCollateral, ProviderRegistry,
+	ReputationRecorder, Slashing, StreamId, StreamObserver,
+};
+
+impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pallet<T> {
+	fn create_lease(
+		new: NewLease<T::AccountId, T::Balance, BlockNumberFor<T>>,
+	) -> Result<LeaseId, DispatchError> {
+		let id = NextLeaseId::<T>::get();
+		let devices: BoundedVec<_, T::MaxGpusPerLease> =
+			new.devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
+		T::Registry::commit_devices(&new.provider, &devices, id)?;
+		let stream =
+			T::Streams::open(&new.buyer, &new.provider, new.price_per_block, new.escrow, id)?;
+		let now = Self::now();
+		let ack_by = now.saturating_add(T::AckDeadline::get());
+		let lease = LeaseOf::<T> {
+			order: new.order,
+			buyer: new.buyer.clone(),
+			provider: new.provider.clone(),
+			devices,
+			price_per_block: new.price_per_block,
+			stream,
+			collateral: new.collateral,
+			image_digest: new.image_digest,
+			created_at: now,
+			ack_by,
+			started_at: None,
+			duration: new.duration,
+			ends_at: None,
+			termination_notice: new.termination_notice,
+			notice_ends_at: None,
+			checkpoints: 0,
+			last_report_at: now,
+			result: None,
+			status: LeaseStatus::AwaitingAck,
+			ended_at: None,
+		};
+		Leases::<T>::insert(id, lease);
+		LiveLeases::<T>::insert(&new.provider, id, ());
+		NextLeaseId::<T>::put(id.saturating_add(1));
+		Self::deposit_event(Event::Created {
+			lease: id,
+			order: new.order,
+			buyer: new.buyer,
+			provider: new.provider,
+			stream,
+			price_per_block: new.price_per_block,
+			ack_by,
+		});
+		Ok(id)
+	}
+}
+
+impl<T: Config> StreamObserver for Pallet<T> {
+	fn on_suspended(reference: u64, _: StreamId) {
+		let Some(mut lease) = Leases::<T>::get(reference) else { return };
+		// A fixed-duration lease whose time is up was paid in full: it only awaits its result.
+		let past_end = lease.ends_at.is_some_and(|at| at <= Self::now());
+		if lease.status == LeaseStatus::Running && !past_end {
+			lease.status = LeaseStatus::Suspended;
+			Leases::<T>::insert(reference, lease);
+			Self::deposit_event(Event::Suspended { lease: reference });
+		}
+	}
+
+	fn on_resumed(reference: u64, _: StreamId) {
+		let Some(mut lease) = Leases::<T>::get(reference) else { return };
+		if lease.status == LeaseStatus::Suspended {
+			lease.status = LeaseStatus::Running;
+			// The checkpoint clock restarts: nothing was owed while suspended.
+			lease.last_report_at = Self::now();
+			Leases::<T>::insert(reference, lease);
+			Self::deposit_event(Event::Resumed { lease: reference });
+		}
+	}
+
+	fn on_closed(reference: u64, _: StreamId, reason: CloseReason) {
+		let Some(mut lease) = Leases::<T>::get(reference) else { return };
+		if !lease.status.is_live() {
+			return;
+		}
+		let past_end = lease.ends_at.is_some_and(|at| at <= Self::now());
+		let ended = match reason {
+			// Paid in full: still owes its result.
+			CloseReason::Depleted if past_end => return,
+			CloseReason::Depleted => TerminationReason::InsufficientFunds,
+			CloseReason::Payer => TerminationReason::ClosedByBuyer,
+			CloseReason::Owner => return,
+		};
+		if let Err(error) = Self::terminate_with(reference, &mut lease, ended, None) {
+			frame::log::error!(target: "runtime::leases", "lease {reference}: {error:?}");
+		}
+	}
+
+	/// Ending a lease (releasing its devices and collateral) costs less than closing one.
+	fn notification_weight() -> Weight {
+		<T as Config>::WeightInfo::close_lease()
+	}
+}
+
+impl<T: Config> Pallet<T> {
+	/// Checks `signature` is the provider's worker key over the report of `kind` for this lease
+	/// on this chain.
+	pub(crate) fn verify(
+		id: LeaseId,
+		lease: &LeaseOf<T>,
+		kind: ReportKind,
+		commitment: &ResultCommitment,
+		signature: &WorkerSignature,
+	) -> DispatchResult {
+		let key = T::Registry::worker_key(&lease.provider).ok_or(Error::<T>::NoWorkerKey)?;
+		let report = Report::new(Self::genesis_hash(), id, kind, *commitment);
+		ensure!(
+			frame::deps::sp_io::crypto::sr25519_verify(signature, &report.signing_bytes(), &key),
+			Error::<T>::BadSignature
+		);
+		Ok(())
+	}
+
+	/// This chain's genesis hash, as the worker reads it.
+	pub fn genesis_hash() -> [u8; 32] {
+		let hash = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+		let mut bytes = [0u8; 32];
+		let source = hash.as_ref();
+		let len = source.len().min(32);
+		bytes[..len].copy_from_slice(&source[..len]);
+		bytes
+	}
+
+	/// Closes the lease's stream, unless it already closed (a fixed lease paid in full).
+	pub(crate) fn close_stream(lease: &LeaseOf<T>) -> DispatchResult {
+		if T::Streams::remaining(lease.stream).is_some() {
+			T::Streams::close(lease.stream)?;
+		}
+		Ok(())
+	}
+
+	/// Ends a live lease: its devices and collateral are released and it leaves the provider's
+	/// live index. Does not store the lease.
+	pub(crate) fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
+		T::Registry::release_devices(&lease.provider, &lease.devices, id);
+		T::Collateral::unlock_collateral(&lease.provider, lease.collateral);
+		LiveLeases::<T>::remove(&lease.provider, id);
+		lease.status = status;
+		lease.ended_at = Some(Self::now());
+	}
+
+	/// Ends a live lease without a result, slashing its collateral first if `slash` says so
+	/// (the buyer is compensated, and the reporter, if any, rewarded). Stores the lease.
+	pub(crate) fn terminate_with(
+		id: LeaseId,
+		lease: &mut LeaseOf<T>,
+		reason: TerminationReason,
+		slash: Option<(SlashReason, Option<&T::AccountId>)>,
+	) -> DispatchResult {
+		// Unlock first: a slash caps the locked amount at what is left of the bond, so unlocking
+		// after it would release collateral that backs the provider's other leases and bids.
+		Self::end(id, lease, LeaseStatus::Terminated { reason });
+		let slashed = match slash {
+			Some((why, reporter)) => {
+				let slashed = T::Slashing::slash(
+					&lease.provider,
+					lease.collateral,
+					Some(&lease.buyer),
+					reporter,
+					why,
+				);
+				let outcome =
+					if why == SlashReason::NoShow { Outcome::NoShow } else { Outcome::Slashed };
+				T::Reputation::record(&lease.provider, outcome);
+				slashed
+			}
+			None => {
+				// No fault: a lease that ran counts as served.
+				if lease.started_at.is_some() {
+					T::Reputation::record(&lease.provider, Outcome::Completed);
+				}
+				Zero::zero()
+			}
+		};
+		Leases::<T>::insert(id, &*lease);
+		Self::deposit_event(Event::Terminated { lease: id, reason, slashed });
+		Ok(())
+	}
+
+	/// The leases' invariants: the live index holds exactly the live leases, each live lease's
+	/// devices are committed to it, and every lease id is below the next.
+	pub fn do_try_state() -> Result<(), TryRuntimeError> {
+		let next = NextLeaseId::<T>::get();
+		for (id, lease) in Leases::<T>::iter() {
+			ensure!(id < next, "a lease id is not below NextLeaseId");
+			let indexed = LiveLeases::<T>::contains_key(&lease.provider, id);
+			ensure!(indexed == lease.status.is_live(), "the live index disagrees with a lease");
+			if lease.status.is_live() {
+				for device in &lease.devices {
+					ensure!(
+						T::Registry::committed_to(device) == Some(id),
+						"a live lease's device is not committed to it"
+					);
+				}
+				ensure!(lease.ended_at.is_none(), "a live lease has an end");
+			} else {
+				ensure!(lease.ended_at.is_some(), "an ended lease has no end");
+				ensure!(
+					T::Streams::remaining(lease.stream).is_none(),
+					"an ended lease's stream is open"
+				);
+			}
+			if lease.status == LeaseStatus::AwaitingAck {
+				ensure!(
+					T::Streams::owed(lease.stream) == Some(Zero::zero()),
+					"an unacknowledged lease is being charged"
+				);
+			}
+		}
+		for (provider, id, ()) in LiveLeases::<T>::iter() {
+			let lease = Leases::<T>::get(id).ok_or("the live index names an unknown lease")?;
+			ensure!(lease.provider == provider, "the live index files a lease under another");
+		}
+		Ok(())
+	}
+}
+
+impl<T: Config> Pallet<T> {
+	/// The live leases of `provider`: what its worker must be running.
+	pub fn leases_of(provider: &T::AccountId) -> alloc::vec::Vec<(LeaseId, LeaseOf<T>)> {
+		LiveLeases::<T>::iter_key_prefix(provider)
+			.filter_map(|id| Leases::<T>::get(id).map(|lease| (id, lease)))
+			.collect()
+	}
+}

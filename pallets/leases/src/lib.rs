@@ -1,0 +1,362 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+pub use pallet::*;
+
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmarking;
+mod dispatchable_impls;
+mod lease_impls;
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod tests;
+mod types;
+pub mod weights;
+
+pub use types::*;
+pub use weights::WeightInfo;
+
+use frame::prelude::*;
+#[cfg(feature = "runtime-benchmarks")]
+use stint_primitives::WorkerKey;
+use stint_primitives::{LeaseId, ResultCommitment};
+
+/// A worker's signature over a [`stint_primitives::Report`].
+pub type WorkerSignature = frame::deps::sp_core::sr25519::Signature;
+
+/// What the benchmarks need from other pallets.
+#[cfg(feature = "runtime-benchmarks")]
+pub trait BenchmarkHelper<AccountId, Balance> {
+	/// A funded, bonded, active provider whose worker key is `worker`, with `gpus` registered
+	/// devices, none committed, and `collateral` of its bond locked (as a won bid leaves it).
+	fn provider(
+		index: u32,
+		gpus: u32,
+		worker: WorkerKey,
+		collateral: Balance,
+	) -> (AccountId, alloc::vec::Vec<stint_primitives::DeviceId>);
+	/// A buyer with plenty of free balance.
+	fn buyer(index: u32) -> AccountId;
+}
+
+#[frame::pallet]
+pub mod pallet {
+	use super::*;
+	use stint_traits::{
+		PaymentStreams, ProviderCollateral, ProviderRegistry, ReputationRecorder, Slashing,
+	};
+
+	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
+
+	#[pallet::pallet]
+	#[pallet::storage_version(STORAGE_VERSION)]
+	pub struct Pallet<T>(_);
+
+	/// Defaults for bounds and weights; money and time are set by each runtime.
+	pub mod config_preludes {
+		use super::*;
+		use frame::runtime::prelude::derive_impl;
+
+		pub struct TestDefaultConfig;
+
+		#[derive_impl(frame_system::config_preludes::TestDefaultConfig, no_aggregated_types)]
+		impl frame_system::DefaultConfig for TestDefaultConfig {}
+
+		#[frame::deps::frame_support::register_default_impl(TestDefaultConfig)]
+		impl DefaultConfig for TestDefaultConfig {
+			type MaxGpusPerLease = ConstU32<8>;
+			type WeightInfo = ();
+		}
+	}
+
+	#[pallet::config(with_default)]
+	pub trait Config: frame_system::Config<RuntimeEvent: From<Event<Self>>> {
+		/// The balance type of payments and bonds.
+		#[pallet::no_default]
+		type Balance: Parameter
+			+ Member
+			+ AtLeast32BitUnsigned
+			+ Copy
+			+ MaxEncodedLen
+			+ Default
+			+ core::fmt::Debug;
+
+		/// Providers' devices and worker keys.
+		#[pallet::no_default]
+		type Registry: ProviderRegistry<Self::AccountId>;
+
+		/// The bonds locked behind leases.
+		#[pallet::no_default]
+		type Collateral: ProviderCollateral<Self::AccountId, Self::Balance>;
+
+		/// Takes a provider's bond for a fault.
+		#[pallet::no_default]
+		type Slashing: Slashing<Self::AccountId, Self::Balance>;
+
+		/// The payment streams leases are paid through.
+		#[pallet::no_default]
+		type Streams: PaymentStreams<Self::AccountId, Self::Balance, BlockNumberFor<Self>>;
+
+		/// Where each lease's outcome goes, for the provider's reputation.
+		#[pallet::no_default]
+		type Reputation: ReputationRecorder<Self::AccountId>;
+
+		/// Blocks a provider has to acknowledge a new lease.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type AckDeadline: Get<BlockNumberFor<Self>>;
+
+		/// Blocks after the end of a fixed-duration lease in which its result may still land.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type ResultGrace: Get<BlockNumberFor<Self>>;
+
+		/// The most blocks an open-ended lease may run between checkpoints.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type CheckpointInterval: Get<BlockNumberFor<Self>>;
+
+		/// The most GPUs of one lease.
+		#[pallet::constant]
+		type MaxGpusPerLease: Get<u32>;
+
+		/// Weights of this pallet's calls.
+		type WeightInfo: WeightInfo;
+
+		/// Sets up what the benchmarks need from the registry and the bonds.
+		#[cfg(feature = "runtime-benchmarks")]
+		#[pallet::no_default]
+		type BenchmarkHelper: BenchmarkHelper<Self::AccountId, Self::Balance>;
+	}
+
+	/// Every lease, by id. Ended leases stay, with their result.
+	#[pallet::storage]
+	pub type Leases<T: Config> = StorageMap<_, Blake2_128Concat, LeaseId, LeaseOf<T>, OptionQuery>;
+
+	/// The id the next lease gets.
+	#[pallet::storage]
+	pub type NextLeaseId<T: Config> = StorageValue<_, LeaseId, ValueQuery>;
+
+	/// The live leases of each provider: what its worker must be running.
+	#[pallet::storage]
+	pub type LiveLeases<T: Config> = StorageDoubleMap<
+		_,
+		Blake2_128Concat,
+		T::AccountId,
+		Blake2_128Concat,
+		LeaseId,
+		(),
+		OptionQuery,
+	>;
+
+	#[pallet::event]
+	#[pallet::generate_deposit(pub(super) fn deposit_event)]
+	pub enum Event<T: Config> {
+		/// An accepted bid became a lease; the provider must acknowledge it.
+		Created {
+			/// The lease.
+			lease: LeaseId,
+			/// The order it runs.
+			order: stint_traits::OrderId,
+			/// Who pays.
+			buyer: T::AccountId,
+			/// Who runs it.
+			provider: T::AccountId,
+			/// Its payment stream.
+			stream: stint_traits::StreamId,
+			/// Paid per block once running.
+			price_per_block: T::Balance,
+			/// The last block to acknowledge in.
+			ack_by: BlockNumberFor<T>,
+		},
+		/// The provider acknowledged: the job runs and payment starts.
+		Acknowledged {
+			/// The lease.
+			lease: LeaseId,
+			/// The end of a fixed-duration lease.
+			ends_at: Option<BlockNumberFor<T>>,
+		},
+		/// A signed checkpoint of an open-ended lease was accepted.
+		Checkpointed {
+			/// The lease.
+			lease: LeaseId,
+			/// Its number, from 1.
+			sequence: u32,
+			/// The commitment signed.
+			commitment: ResultCommitment,
+		},
+		/// A signed result ended the lease.
+		ResultSubmitted {
+			/// The lease.
+			lease: LeaseId,
+			/// The commitment signed.
+			commitment: ResultCommitment,
+			/// Completed (exit code 0) or Failed.
+			status: LeaseStatus,
+		},
+		/// The provider gave notice.
+		NoticeGiven {
+			/// The lease.
+			lease: LeaseId,
+			/// From this block it may end the lease without a slash.
+			notice_ends_at: BlockNumberFor<T>,
+		},
+		/// The stream ran out: nothing is charged until it is topped up.
+		Suspended {
+			/// The lease.
+			lease: LeaseId,
+		},
+		/// A top-up resumed the lease.
+		Resumed {
+			/// The lease.
+			lease: LeaseId,
+		},
+		/// The lease ended without a result.
+		Terminated {
+			/// The lease.
+			lease: LeaseId,
+			/// Why.
+			reason: TerminationReason,
+			/// Taken from the provider's bond.
+			slashed: T::Balance,
+		},
+	}
+
+	#[pallet::error]
+	pub enum Error<T> {
+		/// No lease with this id.
+		UnknownLease,
+		/// Only the lease's provider may do this.
+		NotProvider,
+		/// Only the lease's buyer may do this.
+		NotBuyer,
+		/// The lease is not waiting for its acknowledgement.
+		NotAwaitingAck,
+		/// The acknowledgement deadline has passed.
+		AckDeadlinePassed,
+		/// The acknowledgement deadline has not passed yet.
+		AckNotOverdue,
+		/// The lease is not running (not yet acknowledged, or already ended).
+		NotRunning,
+		/// The lease has ended.
+		LeaseEnded,
+		/// The provider has no worker key registered.
+		NoWorkerKey,
+		/// The signature is not the provider's worker key over this report for this lease on
+		/// this chain.
+		BadSignature,
+		/// The result names another image than the order pinned.
+		WrongImage,
+		/// The result deadline has passed: report the missed result instead.
+		ResultTooLate,
+		/// Checkpoints are for open-ended leases.
+		NotOpenEnded,
+		/// The result or checkpoint is not overdue yet.
+		NotOverdue,
+		/// The provider already gave notice.
+		NoticeAlreadyGiven,
+		/// The lease has more devices than `MaxGpusPerLease`.
+		TooManyDevices,
+		/// A provider cannot report its own lease.
+		SelfReport,
+	}
+
+	#[pallet::hooks]
+	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
+		fn integrity_test() {
+			assert!(T::MaxGpusPerLease::get() > 0, "MaxGpusPerLease must be positive");
+			assert!(T::AckDeadline::get() > Zero::zero(), "AckDeadline must be positive");
+			assert!(
+				T::CheckpointInterval::get() > Zero::zero(),
+				"CheckpointInterval must be positive"
+			);
+		}
+
+		#[cfg(feature = "try-runtime")]
+		fn try_state(_: BlockNumberFor<T>) -> Result<(), frame::deps::sp_runtime::TryRuntimeError> {
+			Self::do_try_state()
+		}
+	}
+
+	#[pallet::call(weight(<T as Config>::WeightInfo))]
+	impl<T: Config> Pallet<T> {
+		/// The provider acknowledges `lease`: the job runs from this block and payment starts.
+		#[pallet::call_index(0)]
+		pub fn ack_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_ack(&who, lease)
+		}
+
+		/// Submits the result of `lease`, signed by the provider's worker key over the
+		/// [`stint_primitives::Report`] of kind `Final`. Anyone may send it. The provider is paid
+		/// to this block, the rest of the escrow is refunded, the lease ends.
+		#[pallet::call_index(1)]
+		pub fn submit_result(
+			origin: OriginFor<T>,
+			lease: LeaseId,
+			commitment: ResultCommitment,
+			signature: WorkerSignature,
+		) -> DispatchResult {
+			ensure_signed(origin)?;
+			Self::do_submit_result(lease, commitment, signature)
+		}
+
+		/// Records the next checkpoint of open-ended `lease`, signed by the provider's worker key
+		/// over the report of kind `Checkpoint { sequence }` (one more than the last). Anyone may
+		/// send it. The provider is paid to this block.
+		#[pallet::call_index(2)]
+		pub fn checkpoint(
+			origin: OriginFor<T>,
+			lease: LeaseId,
+			commitment: ResultCommitment,
+			signature: WorkerSignature,
+		) -> DispatchResult {
+			ensure_signed(origin)?;
+			Self::do_checkpoint(lease, commitment, signature)
+		}
+
+		/// The provider gives notice: after the order's `termination_notice` blocks it may end
+		/// the lease with `terminate` without being slashed.
+		#[pallet::call_index(3)]
+		pub fn give_notice(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_give_notice(&who, lease)
+		}
+
+		/// The provider ends `lease`: paid to date, the rest refunded. Without the notice served
+		/// in full, its collateral is slashed and the buyer compensated.
+		#[pallet::call_index(4)]
+		pub fn terminate(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_terminate(&who, lease)
+		}
+
+		/// The buyer ends `lease` at any time: the provider is paid to date, the rest refunded,
+		/// nobody is slashed.
+		#[pallet::call_index(5)]
+		pub fn close_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_close(&who, lease)
+		}
+
+		/// Anyone reports that the provider did not acknowledge `lease` in time: the provider is
+		/// slashed, the buyer refunded and compensated, the reporter rewarded.
+		#[pallet::call_index(6)]
+		pub fn report_no_show(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_report_no_show(&who, lease)
+		}
+
+		/// Anyone reports that `lease` missed its result (fixed duration: `ends_at +
+		/// ResultGrace`) or its checkpoint (open-ended: `CheckpointInterval` while running):
+		/// slashed and refunded as for a no-show.
+		#[pallet::call_index(7)]
+		pub fn report_missed_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_report_missed(&who, lease)
+		}
+	}
+}

@@ -1,0 +1,374 @@
+//! A test runtime: system, balances, the real streams pallet (observed by the leases) and the
+//! leases, with stand-ins for the registry, the bonds (collateral and slashing) and reputation.
+
+use crate::{self as pallet_leases, *};
+use core::cell::RefCell;
+use frame::{
+	deps::sp_core::{sr25519, Pair},
+	runtime::prelude::*,
+	testing_prelude::*,
+	traits::fungible::InspectHold,
+};
+use polkadot_sdk::{pallet_balances, sp_keystore};
+use std::collections::BTreeMap;
+use stint_primitives::{DeviceId, GpuRequirements, Outcome, Report, ReportKind, SlashReason};
+use stint_traits::{
+	LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, ReputationRecorder, Slashing,
+};
+
+pub type Balance = u64;
+type Block = frame_system::mocking::MockBlock<Test>;
+
+#[frame_construct_runtime]
+mod runtime {
+	#[runtime::runtime]
+	#[runtime::derive(
+		RuntimeCall,
+		RuntimeError,
+		RuntimeEvent,
+		RuntimeFreezeReason,
+		RuntimeHoldReason,
+		RuntimeOrigin,
+		RuntimeTask
+	)]
+	pub struct Test;
+
+	#[runtime::pallet_index(0)]
+	pub type System = frame_system;
+	#[runtime::pallet_index(1)]
+	pub type Balances = pallet_balances;
+	#[runtime::pallet_index(2)]
+	pub type Streams = pallet_streams;
+	#[runtime::pallet_index(3)]
+	pub type Leases = pallet_leases;
+}
+
+#[derive_impl(frame_system::config_preludes::TestDefaultConfig)]
+impl frame_system::Config for Test {
+	type Block = Block;
+	type AccountData = pallet_balances::AccountData<Balance>;
+}
+
+#[derive_impl(pallet_balances::config_preludes::TestDefaultConfig)]
+impl pallet_balances::Config for Test {
+	type AccountStore = System;
+	type RuntimeHoldReason = RuntimeHoldReason;
+}
+
+parameter_types! {
+	pub const Treasury: u64 = 99;
+}
+
+pub const GRACE: u64 = 5;
+pub const ACK_DEADLINE: u64 = 5;
+pub const RESULT_GRACE: u64 = 10;
+pub const CHECKPOINT_INTERVAL: u64 = 20;
+
+#[derive_impl(pallet_streams::config_preludes::TestDefaultConfig)]
+impl pallet_streams::Config for Test {
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type GracePeriod = ConstU64<GRACE>;
+	type TakeRate = ();
+	type Treasury = Treasury;
+	type Observer = Leases;
+}
+
+pub const ENDOWMENT: Balance = 1_000_000;
+pub const BUYER: u64 = 1;
+pub const STRANGER: u64 = 2;
+/// Providers are accounts from 10 on; each has eight devices and a worker key from its number.
+pub const PROVIDER: u64 = 10;
+pub const OTHER_PROVIDER: u64 = 11;
+pub const BOND: Balance = 1_000;
+pub const COLLATERAL: Balance = 300;
+pub const ACCOUNTS: [u64; 5] = [BUYER, STRANGER, PROVIDER, OTHER_PROVIDER, 99];
+
+/// The `i`-th device of `owner`.
+pub fn dev(owner: u64, i: u8) -> DeviceId {
+	let mut id = [0u8; 32];
+	id[..8].copy_from_slice(&owner.to_le_bytes());
+	id[8] = i;
+	id
+}
+
+/// The worker key pair of provider `who`.
+pub fn worker(who: u64) -> sr25519::Pair {
+	sr25519::Pair::from_seed(&[who as u8; 32])
+}
+
+/// A slash as the stand-in bonds recorded it: (provider, amount, buyer, reporter, reason).
+pub type SlashRecord = (u64, Balance, Option<u64>, Option<u64>, SlashReason);
+
+thread_local! {
+	static SLASHED: RefCell<Vec<SlashRecord>> = RefCell::new(Vec::new());
+	static OUTCOMES: RefCell<Vec<(u64, Outcome)>> = RefCell::new(Vec::new());
+	static WORKER_KEYS: RefCell<BTreeMap<u64, stint_primitives::WorkerKey>> =
+		RefCell::new(BTreeMap::new());
+}
+
+// The stand-ins keep their state in storage, so that a rolled-back call leaves no trace.
+#[frame::deps::frame_support::storage_alias]
+pub type Committed = StorageMap<Fakes, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
+#[frame::deps::frame_support::storage_alias]
+pub type Locked = StorageMap<Fakes, Blake2_128Concat, u64, Balance, ValueQuery>;
+
+pub fn locked(who: u64) -> Balance {
+	Locked::get(who)
+}
+pub fn slashes() -> Vec<SlashRecord> {
+	SLASHED.with(|s| s.borrow().clone())
+}
+pub fn outcomes() -> Vec<(u64, Outcome)> {
+	OUTCOMES.with(|o| o.borrow().clone())
+}
+pub fn committed(device: DeviceId) -> Option<LeaseId> {
+	Committed::get(device)
+}
+/// Registers `key` as `who`'s worker key (benchmarks use keys from the keystore).
+#[cfg(feature = "runtime-benchmarks")]
+pub fn set_worker_key(who: u64, key: stint_primitives::WorkerKey) {
+	WORKER_KEYS.with(|k| k.borrow_mut().insert(who, key));
+}
+
+pub struct FakeRegistry;
+impl ProviderRegistry<u64> for FakeRegistry {
+	fn is_active(who: &u64) -> bool {
+		*who >= PROVIDER
+	}
+	fn worker_key(who: &u64) -> Option<stint_primitives::WorkerKey> {
+		WORKER_KEYS
+			.with(|k| k.borrow().get(who).copied())
+			.or_else(|| Self::is_active(who).then(|| worker(*who).public()))
+	}
+	fn devices(_: &u64) -> Vec<stint_primitives::GpuDevice> {
+		Vec::new()
+	}
+	fn reputation(_: &u64) -> Option<Permill> {
+		Some(Permill::from_percent(50))
+	}
+	fn check_offer(_: &u64, _: &[DeviceId], _: &GpuRequirements) -> DispatchResult {
+		Ok(())
+	}
+	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
+		committed(*device)
+	}
+	fn commit_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
+		ensure!(
+			devices.iter().all(|d| committed(*d).is_none()),
+			DispatchError::Other("DeviceCommitted")
+		);
+		devices.iter().for_each(|d| Committed::insert(d, lease));
+		Ok(())
+	}
+	fn release_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) {
+		for device in devices {
+			if committed(*device) == Some(lease) {
+				Committed::remove(device);
+			}
+		}
+	}
+}
+
+pub struct FakeBonds;
+impl ProviderCollateral<u64, Balance> for FakeBonds {
+	fn free_bond(who: &u64) -> Balance {
+		BOND - locked(*who)
+	}
+	fn lock_collateral(who: &u64, amount: Balance) -> DispatchResult {
+		ensure!(amount <= Self::free_bond(who), DispatchError::Other("InsufficientFreeBond"));
+		Locked::mutate(who, |l| *l += amount);
+		Ok(())
+	}
+	fn unlock_collateral(who: &u64, amount: Balance) {
+		Locked::mutate(who, |l| *l = l.saturating_sub(amount));
+	}
+}
+impl Slashing<u64, Balance> for FakeBonds {
+	fn slash(
+		who: &u64,
+		amount: Balance,
+		buyer: Option<&u64>,
+		reporter: Option<&u64>,
+		reason: SlashReason,
+	) -> Balance {
+		SLASHED.with(|s| {
+			s.borrow_mut().push((*who, amount, buyer.copied(), reporter.copied(), reason))
+		});
+		amount
+	}
+}
+
+pub struct FakeReputation;
+impl ReputationRecorder<u64> for FakeReputation {
+	fn record(who: &u64, outcome: Outcome) {
+		OUTCOMES.with(|o| o.borrow_mut().push((*who, outcome)));
+	}
+}
+
+#[derive_impl(pallet_leases::config_preludes::TestDefaultConfig)]
+impl pallet_leases::Config for Test {
+	type Balance = Balance;
+	type Registry = FakeRegistry;
+	type Collateral = FakeBonds;
+	type Slashing = FakeBonds;
+	type Streams = Streams;
+	type Reputation = FakeReputation;
+	type AckDeadline = ConstU64<ACK_DEADLINE>;
+	type ResultGrace = ConstU64<RESULT_GRACE>;
+	type CheckpointInterval = ConstU64<CHECKPOINT_INTERVAL>;
+	type MaxGpusPerLease = ConstU32<4>;
+	#[cfg(feature = "runtime-benchmarks")]
+	type BenchmarkHelper = FakeProviders;
+}
+
+/// Providers from account 1000 on, buyers from 2000 on, for the benchmarks.
+#[cfg(feature = "runtime-benchmarks")]
+pub struct FakeProviders;
+#[cfg(feature = "runtime-benchmarks")]
+use frame::traits::fungible::Mutate;
+#[cfg(feature = "runtime-benchmarks")]
+impl crate::BenchmarkHelper<u64, Balance> for FakeProviders {
+	fn provider(
+		index: u32,
+		gpus: u32,
+		key: stint_primitives::WorkerKey,
+		collateral: Balance,
+	) -> (u64, Vec<DeviceId>) {
+		let who = 1_000 + u64::from(index);
+		Balances::set_balance(&who, ENDOWMENT);
+		set_worker_key(who, key);
+		FakeBonds::lock_collateral(&who, collateral).unwrap();
+		(who, (0..gpus as u8).map(|i| dev(who, i)).collect())
+	}
+	fn buyer(index: u32) -> u64 {
+		let who = 2_000 + u64::from(index);
+		Balances::set_balance(&who, 1 << 40);
+		who
+	}
+}
+
+pub struct ExtBuilder;
+
+impl ExtBuilder {
+	pub fn build() -> TestState {
+		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
+		pallet_balances::GenesisConfig::<Test> {
+			balances: ACCOUNTS.iter().map(|who| (*who, ENDOWMENT)).collect(),
+			..Default::default()
+		}
+		.assimilate_storage(&mut storage)
+		.unwrap();
+		let mut state = TestState::new(storage);
+		state.register_extension(sp_keystore::KeystoreExt::new(
+			sp_keystore::testing::MemoryKeystore::new(),
+		));
+		state.execute_with(|| System::set_block_number(1));
+		state
+	}
+
+	/// Runs `test`, then checks the leases' and the streams' invariants, that every locked
+	/// collateral belongs to a live lease, and that no money was created or lost.
+	pub fn build_and_execute(test: impl FnOnce()) {
+		Self::build().execute_with(|| {
+			SLASHED.with(|s| s.borrow_mut().clear());
+			OUTCOMES.with(|o| o.borrow_mut().clear());
+			let issuance = Balances::total_issuance();
+			test();
+			Leases::do_try_state().expect("lease invariants hold");
+			Streams::do_try_state().expect("stream invariants hold");
+			for provider in [PROVIDER, OTHER_PROVIDER] {
+				let live: Balance = crate::Leases::<Test>::iter_values()
+					.filter(|l| l.provider == provider && l.status.is_live())
+					.map(|l| l.collateral)
+					.sum();
+				assert_eq!(locked(provider), live, "collateral of {provider} adds up");
+			}
+			assert_eq!(Balances::total_issuance(), issuance, "leases neither mint nor burn");
+			let everywhere: Balance = ACCOUNTS
+				.iter()
+				.map(|who| Balances::free_balance(who) + Balances::total_balance_on_hold(who))
+				.sum();
+			assert_eq!(everywhere, issuance, "every unit is in some account");
+		});
+	}
+}
+
+/// Runs the hooks of every block up to and including `n`.
+pub fn run_to_block(n: u64) {
+	while System::block_number() < n {
+		let next = System::block_number() + 1;
+		System::set_block_number(next);
+		Streams::on_initialize(next);
+	}
+}
+
+pub fn free(who: u64) -> Balance {
+	Balances::free_balance(who)
+}
+
+pub fn stream_escrow(who: u64) -> Balance {
+	Balances::balance_on_hold(&pallet_streams::HoldReason::StreamEscrow.into(), &who)
+}
+
+/// The image digest every test order pins.
+pub const DIGEST: [u8; 32] = [0xab; 32];
+
+/// A lease of PROVIDER's first device for BUYER at `price`, funded with `escrow`, as the market
+/// would create it (collateral locked first).
+pub fn new_lease(price: Balance, escrow: Balance, duration: Option<u64>, notice: u64) -> LeaseId {
+	FakeBonds::lock_collateral(&PROVIDER, COLLATERAL).unwrap();
+	<Leases as LeaseFactory<_, _, _>>::create_lease(NewLease {
+		order: 7,
+		buyer: BUYER,
+		provider: PROVIDER,
+		devices: vec![dev(PROVIDER, 0)],
+		price_per_block: price,
+		escrow,
+		duration,
+		collateral: COLLATERAL,
+		termination_notice: notice,
+		image_digest: DIGEST,
+	})
+	.unwrap()
+}
+
+/// A result with `exit_code` for the pinned image.
+pub fn commitment(exit_code: i32) -> ResultCommitment {
+	ResultCommitment {
+		output_root: [1; 32],
+		receipt_hash: [2; 32],
+		exit_code,
+		gpu_seconds: 3_600,
+		image_digest: DIGEST,
+	}
+}
+
+/// `signer`'s signature over the report of `kind` for `lease` on the chain with `genesis`.
+pub fn sign_for(
+	signer: &sr25519::Pair,
+	genesis: [u8; 32],
+	lease: LeaseId,
+	kind: ReportKind,
+	c: &ResultCommitment,
+) -> WorkerSignature {
+	signer.sign(&Report::new(genesis, lease, kind, *c).signing_bytes())
+}
+
+/// PROVIDER's worker signature over the report of `kind` for `lease` on this chain.
+pub fn sign(lease: LeaseId, kind: ReportKind, c: &ResultCommitment) -> WorkerSignature {
+	sign_for(&worker(PROVIDER), Leases::genesis_hash(), lease, kind, c)
+}
+
+pub fn lease(id: LeaseId) -> LeaseOf<Test> {
+	crate::Leases::<Test>::get(id).expect("lease exists")
+}
+
+/// The last event of this pallet.
+pub fn last_event() -> Event<Test> {
+	System::events()
+		.into_iter()
+		.filter_map(|r| if let RuntimeEvent::Leases(e) = r.event { Some(e) } else { None })
+		.last()
+		.expect("an event was emitted")
+}

@@ -1,0 +1,493 @@
+//! Leases: acknowledgement and no-shows, signed results and checkpoints (and every way a
+//! signature can be wrong), deadlines, the buyer's close, the provider's notice, depletion and
+//! grace. Every test ends with the leases' and the streams' `try_state`, a check that every
+//! locked collateral belongs to a live lease, and a check that not a unit was created or lost.
+
+use crate::mock::Leases;
+use crate::{mock::*, *};
+use frame::testing_prelude::*;
+use stint_primitives::{Outcome, ReportKind, SlashReason};
+use stint_traits::ProviderCollateral;
+use stint_traits::{LeaseFactory, NewLease};
+
+const FINAL: ReportKind = ReportKind::Final;
+
+fn ack(id: LeaseId) {
+	assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id));
+}
+
+fn submit(id: LeaseId, c: ResultCommitment) -> DispatchResult {
+	Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, sign(id, FINAL, &c))
+}
+
+#[test]
+fn a_new_lease_commits_its_devices_and_charges_nothing_before_the_ack() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		let l = lease(id);
+		assert_eq!(
+			(l.status, l.ack_by, l.started_at),
+			(LeaseStatus::AwaitingAck, 1 + ACK_DEADLINE, None)
+		);
+		assert_eq!(committed(dev(PROVIDER, 0)), Some(id));
+		assert!(LiveLeases::<Test>::contains_key(PROVIDER, id));
+		assert_eq!(stream_escrow(BUYER), 1_000);
+		assert!(matches!(last_event(), Event::Created { lease: 0, provider: PROVIDER, .. }));
+		run_to_block(4);
+		assert_eq!(<Streams as stint_traits::PaymentStreams<_, _, _>>::owed(l.stream), Some(0));
+	});
+}
+
+#[test]
+fn a_lease_refuses_devices_that_are_busy_or_too_many() {
+	ExtBuilder::build_and_execute(|| {
+		new_lease(10, 1_000, Some(100), 0);
+		let mut again = NewLease {
+			order: 8,
+			buyer: BUYER,
+			provider: PROVIDER,
+			devices: vec![dev(PROVIDER, 0)],
+			price_per_block: 10,
+			escrow: 1_000,
+			duration: Some(100),
+			collateral: 0,
+			termination_notice: 0,
+			image_digest: DIGEST,
+		};
+		assert_noop!(
+			<Leases as LeaseFactory<_, _, _>>::create_lease(again.clone()),
+			DispatchError::Other("DeviceCommitted")
+		);
+		again.devices = (0..5).map(|i| dev(PROVIDER, i)).collect();
+		assert_noop!(
+			<Leases as LeaseFactory<_, _, _>>::create_lease(again),
+			Error::<Test>::TooManyDevices
+		);
+	});
+}
+
+#[test]
+fn the_ack_starts_payment() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		run_to_block(3);
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotProvider
+		);
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), 9),
+			Error::<Test>::UnknownLease
+		);
+		ack(id);
+		assert_eq!((lease(id).status, lease(id).ends_at), (LeaseStatus::Running, Some(103)));
+		assert_eq!(last_event(), Event::Acknowledged { lease: id, ends_at: Some(103) });
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id),
+			Error::<Test>::NotAwaitingAck
+		);
+		run_to_block(13);
+		assert_eq!(
+			<Streams as stint_traits::PaymentStreams<_, _, _>>::owed(lease(id).stream),
+			Some(100)
+		);
+	});
+}
+
+#[test]
+fn a_late_ack_is_refused_and_anyone_reports_the_no_show() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		run_to_block(1 + ACK_DEADLINE);
+		assert_noop!(
+			Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::AckNotOverdue
+		);
+		run_to_block(2 + ACK_DEADLINE);
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id),
+			Error::<Test>::AckDeadlinePassed
+		);
+		assert_ok!(Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id));
+		// Slashed with the buyer compensated and the reporter rewarded; the buyer paid nothing.
+		assert_eq!(
+			slashes(),
+			vec![(PROVIDER, COLLATERAL, Some(BUYER), Some(STRANGER), SlashReason::NoShow)]
+		);
+		assert_eq!((free(BUYER), stream_escrow(BUYER)), (ENDOWMENT, 0));
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::NoShow)]);
+		assert_eq!(lease(id).status, LeaseStatus::Terminated { reason: TerminationReason::NoShow });
+		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
+		assert_eq!(
+			last_event(),
+			Event::Terminated { lease: id, reason: TerminationReason::NoShow, slashed: COLLATERAL }
+		);
+		assert_noop!(
+			Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotAwaitingAck
+		);
+	});
+}
+
+#[test]
+fn a_signed_result_pays_to_its_block_and_refunds_the_rest() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		run_to_block(41);
+		assert_ok!(submit(id, commitment(0)));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 400);
+		assert_eq!((free(BUYER), stream_escrow(BUYER)), (ENDOWMENT - 400, 0));
+		let l = lease(id);
+		assert_eq!(
+			(l.status, l.result, l.ended_at),
+			(LeaseStatus::Completed, Some(commitment(0)), Some(41))
+		);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed)]);
+		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
+		assert!(!LiveLeases::<Test>::contains_key(PROVIDER, id));
+		assert_eq!(
+			last_event(),
+			Event::ResultSubmitted {
+				lease: id,
+				commitment: commitment(0),
+				status: LeaseStatus::Completed
+			}
+		);
+		// Once is enough.
+		assert_noop!(submit(id, commitment(0)), Error::<Test>::NotRunning);
+	});
+}
+
+#[test]
+fn a_non_zero_exit_code_is_a_failure() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		assert_ok!(submit(id, commitment(137)));
+		assert_eq!(lease(id).status, LeaseStatus::Failed);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Failed)]);
+	});
+}
+
+#[test]
+fn a_result_must_carry_the_right_signature() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		let other = {
+			FakeBonds::lock_collateral(&PROVIDER, COLLATERAL).unwrap();
+			<Leases as LeaseFactory<_, _, _>>::create_lease(NewLease {
+				order: 8,
+				buyer: BUYER,
+				provider: PROVIDER,
+				devices: vec![dev(PROVIDER, 1)],
+				price_per_block: 10,
+				escrow: 1_000,
+				duration: Some(100),
+				collateral: COLLATERAL,
+				termination_notice: 0,
+				image_digest: DIGEST,
+			})
+			.unwrap()
+		};
+		let c = commitment(0);
+		let send =
+			|signature| Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, signature);
+		// Not acknowledged yet.
+		assert_noop!(send(sign(id, FINAL, &c)), Error::<Test>::NotRunning);
+		ack(id);
+		let genesis = Leases::genesis_hash();
+		assert_noop!(
+			send(sign_for(&worker(OTHER_PROVIDER), genesis, id, FINAL, &c)),
+			Error::<Test>::BadSignature
+		);
+		assert_noop!(send(sign(other, FINAL, &c)), Error::<Test>::BadSignature);
+		assert_noop!(
+			send(sign_for(&worker(PROVIDER), [9; 32], id, FINAL, &c)),
+			Error::<Test>::BadSignature
+		);
+		assert_noop!(
+			send(sign(id, ReportKind::Checkpoint { sequence: 1 }, &c)),
+			Error::<Test>::BadSignature
+		);
+		let mut tampered = c;
+		tampered.exit_code = 1;
+		assert_noop!(
+			Leases::submit_result(
+				RuntimeOrigin::signed(STRANGER),
+				id,
+				tampered,
+				sign(id, FINAL, &c)
+			),
+			Error::<Test>::BadSignature
+		);
+		let mut other_image = c;
+		other_image.image_digest = [0; 32];
+		assert_noop!(
+			Leases::submit_result(
+				RuntimeOrigin::signed(STRANGER),
+				id,
+				other_image,
+				sign(id, FINAL, &other_image)
+			),
+			Error::<Test>::WrongImage
+		);
+		assert_noop!(
+			Leases::submit_result(RuntimeOrigin::none(), id, c, sign(id, FINAL, &c)),
+			DispatchError::BadOrigin
+		);
+		assert_ok!(send(sign(id, FINAL, &c)));
+		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(BUYER), other));
+	});
+}
+
+#[test]
+fn a_fixed_lease_is_paid_in_full_at_its_end_and_still_owes_its_result() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		// The stream runs out at 101, closes after its grace; the lease waits for its result.
+		run_to_block(101 + GRACE);
+		assert_eq!(lease(id).status, LeaseStatus::Running);
+		assert_eq!(free(PROVIDER), ENDOWMENT + 1_000);
+		assert_ok!(submit(id, commitment(0)));
+		assert_eq!(lease(id).status, LeaseStatus::Completed);
+		assert_eq!(free(BUYER), ENDOWMENT - 1_000);
+	});
+}
+
+#[test]
+fn a_missing_result_is_slashed_after_the_grace() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		run_to_block(101 + RESULT_GRACE);
+		assert_noop!(
+			Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotOverdue
+		);
+		run_to_block(102 + RESULT_GRACE);
+		assert_noop!(submit(id, commitment(0)), Error::<Test>::ResultTooLate);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id));
+		assert_eq!(
+			slashes(),
+			vec![(PROVIDER, COLLATERAL, Some(BUYER), Some(STRANGER), SlashReason::MissedResult)]
+		);
+		assert_eq!(
+			lease(id).status,
+			LeaseStatus::Terminated { reason: TerminationReason::MissedResult }
+		);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Slashed)]);
+	});
+}
+
+#[test]
+fn checkpoints_keep_an_open_ended_lease_alive_and_cannot_be_replayed() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 10_000, None, 0);
+		ack(id);
+		let c = commitment(0);
+		let first = sign(id, ReportKind::Checkpoint { sequence: 1 }, &c);
+		run_to_block(15);
+		assert_ok!(Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, first.clone()));
+		assert_eq!((lease(id).checkpoints, lease(id).last_report_at), (1, 15));
+		// Paid to the checkpoint.
+		assert_eq!(free(PROVIDER), ENDOWMENT + 140);
+		assert_eq!(last_event(), Event::Checkpointed { lease: id, sequence: 1, commitment: c });
+		assert_noop!(
+			Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, first),
+			Error::<Test>::BadSignature
+		);
+		run_to_block(15 + CHECKPOINT_INTERVAL);
+		assert_noop!(
+			Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotOverdue
+		);
+		run_to_block(16 + CHECKPOINT_INTERVAL);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id));
+		assert_eq!(
+			lease(id).status,
+			LeaseStatus::Terminated { reason: TerminationReason::MissedCheckpoint }
+		);
+		assert_eq!(slashes()[0].4, SlashReason::MissedCheckpoint);
+	});
+}
+
+#[test]
+fn a_fixed_lease_takes_no_checkpoints() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		let c = commitment(0);
+		assert_noop!(
+			Leases::checkpoint(
+				RuntimeOrigin::signed(STRANGER),
+				id,
+				c,
+				sign(id, ReportKind::Checkpoint { sequence: 1 }, &c)
+			),
+			Error::<Test>::NotOpenEnded
+		);
+	});
+}
+
+#[test]
+fn the_buyer_closes_at_any_time_without_a_slash() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		run_to_block(21);
+		assert_noop!(
+			Leases::close_lease(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotBuyer
+		);
+		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!((free(PROVIDER), free(BUYER)), (ENDOWMENT + 200, ENDOWMENT - 200));
+		assert!(slashes().is_empty());
+		// The lease ran: a close by the buyer counts as served.
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed)]);
+		assert_eq!(
+			lease(id).status,
+			LeaseStatus::Terminated { reason: TerminationReason::ClosedByBuyer }
+		);
+		assert_noop!(
+			Leases::close_lease(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::LeaseEnded
+		);
+	});
+}
+
+#[test]
+fn closing_the_stream_directly_ends_the_lease() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, None, 0);
+		ack(id);
+		run_to_block(11);
+		assert_ok!(Streams::close(RuntimeOrigin::signed(BUYER), lease(id).stream));
+		assert_eq!(
+			lease(id).status,
+			LeaseStatus::Terminated { reason: TerminationReason::ClosedByBuyer }
+		);
+		assert_eq!(free(PROVIDER), ENDOWMENT + 100);
+	});
+}
+
+#[test]
+fn the_provider_ends_a_lease_after_notice_or_is_slashed() {
+	ExtBuilder::build_and_execute(|| {
+		let noticed = new_lease(10, 10_000, None, 20);
+		ack(noticed);
+		assert_noop!(
+			Leases::give_notice(RuntimeOrigin::signed(STRANGER), noticed),
+			Error::<Test>::NotProvider
+		);
+		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), noticed));
+		assert_eq!(last_event(), Event::NoticeGiven { lease: noticed, notice_ends_at: 21 });
+		assert_noop!(
+			Leases::give_notice(RuntimeOrigin::signed(PROVIDER), noticed),
+			Error::<Test>::NoticeAlreadyGiven
+		);
+		run_to_block(21);
+		assert_noop!(
+			Leases::terminate(RuntimeOrigin::signed(BUYER), noticed),
+			Error::<Test>::NotProvider
+		);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), noticed));
+		assert_eq!(
+			lease(noticed).status,
+			LeaseStatus::Terminated { reason: TerminationReason::ProviderNotice }
+		);
+		assert!(slashes().is_empty());
+		assert_eq!(free(PROVIDER), ENDOWMENT + 200);
+
+		// Notice given but not yet served: slashed, the buyer compensated, no reporter.
+		let early = new_lease(10, 10_000, None, 20);
+		ack(early);
+		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), early));
+		run_to_block(30);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), early));
+		assert_eq!(
+			slashes(),
+			vec![(PROVIDER, COLLATERAL, Some(BUYER), None, SlashReason::TerminatedWithoutNotice)]
+		);
+		assert_eq!(
+			lease(early).status,
+			LeaseStatus::Terminated { reason: TerminationReason::ProviderWithoutNotice }
+		);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed), (PROVIDER, Outcome::Slashed)]);
+	});
+}
+
+#[test]
+fn without_a_required_notice_the_provider_may_end_at_once() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 10_000, None, 0);
+		ack(id);
+		run_to_block(5);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), id));
+		assert_eq!(
+			lease(id).status,
+			LeaseStatus::Terminated { reason: TerminationReason::ProviderNotice }
+		);
+		assert!(slashes().is_empty());
+	});
+}
+
+#[test]
+fn a_provider_cannot_report_its_own_lease() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		run_to_block(2 + ACK_DEADLINE);
+		assert_noop!(
+			Leases::report_no_show(RuntimeOrigin::signed(PROVIDER), id),
+			Error::<Test>::SelfReport
+		);
+		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(BUYER), id));
+	});
+}
+
+#[test]
+fn depletion_suspends_a_top_up_resumes_and_grace_ends_it_without_a_slash() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 100, None, 0);
+		ack(id);
+		let stream = lease(id).stream;
+		run_to_block(11);
+		assert_eq!(lease(id).status, LeaseStatus::Suspended);
+		assert_eq!(last_event(), Event::Suspended { lease: id });
+		// Nothing is owed while suspended, not even a checkpoint.
+		run_to_block(11 + GRACE - 1);
+		assert_noop!(
+			Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotOverdue
+		);
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(BUYER), stream, 50));
+		assert_eq!((lease(id).status, lease(id).last_report_at), (LeaseStatus::Running, 15));
+		assert_eq!(last_event(), Event::Resumed { lease: id });
+		// 50 more lasts five blocks; then grace, then the end.
+		run_to_block(20);
+		assert_eq!(lease(id).status, LeaseStatus::Suspended);
+		run_to_block(20 + GRACE);
+		assert_eq!(
+			lease(id).status,
+			LeaseStatus::Terminated { reason: TerminationReason::InsufficientFunds }
+		);
+		assert!(slashes().is_empty());
+		assert_eq!(free(PROVIDER), ENDOWMENT + 150);
+		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
+		assert_noop!(submit(id, commitment(0)), Error::<Test>::NotRunning);
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(BUYER), stream, 50),
+			pallet_streams::Error::<Test>::StreamClosed
+		);
+	});
+}
+
+#[test]
+fn try_state_catches_a_lease_missing_from_the_live_index() {
+	ExtBuilder::build().execute_with(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		LiveLeases::<Test>::remove(PROVIDER, id);
+		assert!(Leases::do_try_state().is_err());
+	});
+}

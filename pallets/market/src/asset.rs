@@ -1,0 +1,63 @@
+//! The only place this pallet touches the currency: the buyers' order escrow and the providers'
+//! bid deposits, both as holds on their own accounts.
+
+use crate::{BalanceOf, Config, Error, HoldReason};
+use frame::{
+	prelude::*,
+	traits::{fungible::InspectHold, fungible::MutateHold, tokens::Precision},
+};
+
+fn hold<T: Config>(reason: HoldReason, who: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	T::Currency::hold(&reason.into(), who, amount)
+		.map_err(|_| Error::<T>::InsufficientBalance.into())
+}
+
+fn release<T: Config>(
+	reason: HoldReason,
+	who: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	T::Currency::release(&reason.into(), who, amount, Precision::Exact).map(|_| ())
+}
+
+/// Holds an order's escrow on its buyer.
+pub fn hold_escrow<T: Config>(buyer: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
+	hold::<T>(HoldReason::OrderEscrow, buyer, amount)
+}
+
+/// Returns an order's escrow to its buyer's free balance.
+pub fn release_escrow<T: Config>(buyer: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
+	release::<T>(HoldReason::OrderEscrow, buyer, amount)
+}
+
+/// Holds a bid's deposit on its provider.
+pub fn hold_bid_deposit<T: Config>(
+	provider: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	hold::<T>(HoldReason::BidDeposit, provider, amount)
+}
+
+/// Returns a bid's deposit to its provider.
+pub fn release_bid_deposit<T: Config>(
+	provider: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	release::<T>(HoldReason::BidDeposit, provider, amount)
+}
+
+/// Order escrow held on `who`, in all its orders.
+pub fn escrow_held<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
+	T::Currency::balance_on_hold(&HoldReason::OrderEscrow.into(), who)
+}
+
+/// Bid deposits held on `who`, in all its bids.
+pub fn bid_deposits_held<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
+	T::Currency::balance_on_hold(&HoldReason::BidDeposit.into(), who)
+}

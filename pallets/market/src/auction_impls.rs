@@ -1,0 +1,252 @@
+//! The auction: accepting a bid (by the buyer or at the close of the window), expiry, the
+//! bounded block hook, and the market's invariants.
+
+use crate::{
+	asset, BalanceOf, BidOf, Bids, Config, Deadlines, Error, Event, NextOrderId, OrderId, OrderOf,
+	OrderStatus, Orders, Pallet, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+};
+use alloc::{collections::BTreeMap, vec::Vec};
+use frame::{
+	deps::{frame_support::storage::with_storage_layer, sp_runtime::TryRuntimeError},
+	prelude::*,
+};
+use stint_primitives::{image_digest, LeaseId};
+use stint_traits::{buckets, LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry};
+
+impl<T: Config> Pallet<T> {
+	/// Handles every order whose deadline falls in `now`: the close of its bid window (auto-accept
+	/// or expiry when nobody bid) or the end of its buyer's time to accept (expiry).
+	pub(crate) fn process_deadlines(now: BlockNumberFor<T>) -> Weight {
+		let due = Deadlines::<T>::take(now);
+		let count = due.len() as u32;
+		for id in due {
+			// Each order on its own: one that cannot be processed does not stop the others.
+			if let Err(error) = with_storage_layer(|| Self::on_deadline(id, now)) {
+				frame::log::error!(target: "runtime::market", "order {id} at {now:?}: {error:?}");
+				Self::requeue(id, now);
+			}
+		}
+		T::WeightInfo::on_initialize(count)
+	}
+
+	/// Puts an order whose deadline failed back in a later bucket, so it is not forgotten.
+	fn requeue(id: OrderId, now: BlockNumberFor<T>) {
+		let requeued = with_storage_layer(|| -> DispatchResult {
+			let Some(mut order) = Orders::<T>::get(id) else { return Ok(()) };
+			if order.status != OrderStatus::Open {
+				return Ok(());
+			}
+			order.deadline = None;
+			Self::schedule(id, &mut order, now.saturating_add(One::one()))?;
+			Orders::<T>::insert(id, order);
+			Ok(())
+		});
+		if requeued.is_err() {
+			frame::log::error!(target: "runtime::market", "order {id}: no bucket to requeue in");
+		}
+	}
+
+	fn on_deadline(id: OrderId, now: BlockNumberFor<T>) -> DispatchResult {
+		let Some(mut order) = Orders::<T>::get(id) else { return Ok(()) };
+		if order.deadline != Some(now) || order.status != OrderStatus::Open {
+			return Ok(());
+		}
+		order.deadline = None;
+		let accept_until = order.bids_close_at.saturating_add(T::AcceptPeriod::get());
+		if order.bid_count == 0 || now >= accept_until {
+			let refunded = Self::unwind(id, order)?;
+			Self::deposit_event(Event::OrderExpired { order: id, refunded });
+			return Ok(());
+		}
+		if !order.terms.auto_accept {
+			// The buyer chooses: it has until `accept_until`.
+			Self::schedule(id, &mut order, accept_until)?;
+			Orders::<T>::insert(id, order);
+			return Ok(());
+		}
+		// The best few bids only: each failed attempt costs as much as an acceptance.
+		for provider in Self::ranking(id).into_iter().take(MAX_AUTO_ACCEPT_ATTEMPTS as usize) {
+			let attempt = with_storage_layer(|| Self::accept(id, order.clone(), &provider, true));
+			match attempt {
+				Ok(_) => return Ok(()),
+				// Its devices went to another lease since it bid, say: try the next best.
+				Err(error) => frame::log::debug!(
+					target: "runtime::market",
+					"order {id}: bid of {provider:?} not accepted: {error:?}"
+				),
+			}
+		}
+		let refunded = Self::unwind(id, order)?;
+		Self::deposit_event(Event::OrderExpired { order: id, refunded });
+		Ok(())
+	}
+
+	/// The providers that bid on `id`, best first: lowest price, then higher reputation, then
+	/// the earlier bid.
+	pub fn ranking(id: OrderId) -> Vec<T::AccountId> {
+		let mut bids: Vec<(T::AccountId, BidOf<T>, Permill)> = Bids::<T>::iter_prefix(id)
+			.map(|(who, bid)| {
+				let reputation = T::Registry::reputation(&who).unwrap_or_default();
+				(who, bid, reputation)
+			})
+			.collect();
+		bids.sort_by(|(_, a, ra), (_, b, rb)| {
+			a.price_per_block
+				.cmp(&b.price_per_block)
+				.then(rb.cmp(ra))
+				.then(a.sequence.cmp(&b.sequence))
+		});
+		bids.into_iter().map(|(who, _, _)| who).collect()
+	}
+
+	/// Turns `winner`'s bid on `order` into a lease: releases every other bid, moves the escrow
+	/// the lease needs into its stream and refunds the rest.
+	pub(crate) fn accept(
+		id: OrderId,
+		mut order: OrderOf<T>,
+		winner: &T::AccountId,
+		automatic: bool,
+	) -> Result<LeaseId, DispatchError> {
+		let bid = Bids::<T>::get(id, winner).ok_or(Error::<T>::UnknownBid)?;
+		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
+		let escrow = match order.terms.duration {
+			Some(blocks) => Self::cost(bid.price_per_block, blocks),
+			None => order.deposit,
+		};
+		let lease = T::Leases::create_lease(NewLease {
+			order: id,
+			buyer: order.buyer.clone(),
+			provider: winner.clone(),
+			devices: bid.devices.to_vec(),
+			price_per_block: bid.price_per_block,
+			escrow,
+			duration: order.terms.duration,
+			collateral: bid.collateral,
+			termination_notice: order.terms.termination_notice,
+			image_digest: image_digest(&order.spec.image).unwrap_or_default(),
+		})?;
+		for (provider, other) in Bids::<T>::drain_prefix(id) {
+			// The winner's collateral stays locked: the lease takes it over.
+			Self::release_bid(&provider, &other, &provider != winner)?;
+		}
+		let refunded = order.deposit.saturating_sub(escrow);
+		Self::unschedule(id, &mut order);
+		order.status = OrderStatus::Leased { lease };
+		order.deposit = Zero::zero();
+		order.bid_count = 0;
+		Orders::<T>::insert(id, order);
+		Self::deposit_event(Event::BidAccepted {
+			order: id,
+			provider: winner.clone(),
+			lease,
+			price_per_block: bid.price_per_block,
+			escrow,
+			refunded,
+			automatic,
+		});
+		Ok(lease)
+	}
+
+	/// Releases every bid and the escrow of an open order, and removes it. Returns the escrow.
+	pub(crate) fn unwind(
+		id: OrderId,
+		mut order: OrderOf<T>,
+	) -> Result<BalanceOf<T>, DispatchError> {
+		for (provider, bid) in Bids::<T>::drain_prefix(id) {
+			Self::release_bid(&provider, &bid, true)?;
+		}
+		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
+		Self::unschedule(id, &mut order);
+		Orders::<T>::remove(id);
+		Ok(order.deposit)
+	}
+
+	/// Returns a bid's deposit, and its collateral if `unlock`.
+	pub(crate) fn release_bid(
+		provider: &T::AccountId,
+		bid: &BidOf<T>,
+		unlock: bool,
+	) -> DispatchResult {
+		asset::release_bid_deposit::<T>(provider, bid.deposit)?;
+		if unlock {
+			T::Collateral::unlock_collateral(provider, bid.collateral);
+		}
+		Ok(())
+	}
+
+	/// Puts `id` in the deadline bucket of `at` (or the first later one with room).
+	pub(crate) fn schedule(
+		id: OrderId,
+		order: &mut OrderOf<T>,
+		at: BlockNumberFor<T>,
+	) -> DispatchResult {
+		let earliest = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
+		let block = buckets::schedule::<Deadlines<T>, _, _, _>(id, at, earliest)
+			.ok_or(Error::<T>::DeadlineQueueFull)?;
+		order.deadline = Some(block);
+		Ok(())
+	}
+
+	/// Takes `id` out of its deadline bucket.
+	pub(crate) fn unschedule(id: OrderId, order: &mut OrderOf<T>) {
+		if let Some(block) = order.deadline.take() {
+			buckets::unschedule::<Deadlines<T>, _, _, _>(&id, block);
+		}
+	}
+
+	/// The market's invariants: every open order's escrow is held on its buyer, every bid's
+	/// deposit on its provider, the bid counts are right, and every open order waits in its
+	/// deadline bucket.
+	pub fn do_try_state() -> Result<(), TryRuntimeError> {
+		let now = frame_system::Pallet::<T>::block_number();
+		let mut escrow: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		for (id, order) in Orders::<T>::iter() {
+			ensure!(id < NextOrderId::<T>::get(), "an order id is not below NextOrderId");
+			let bids: Vec<_> = Bids::<T>::iter_prefix(id).collect();
+			ensure!(bids.len() as u32 == order.bid_count, "an order's bid count is wrong");
+			match order.status {
+				OrderStatus::Open => {
+					let at = order.deadline.ok_or("an open order has no deadline")?;
+					ensure!(at >= now, "an open order waits in a past bucket");
+					ensure!(Deadlines::<T>::get(at).contains(&id), "an order is not in its bucket");
+					let entry = escrow.entry(order.buyer.clone()).or_default();
+					*entry = entry.saturating_add(order.deposit);
+				}
+				OrderStatus::Leased { .. } => {
+					ensure!(bids.is_empty(), "a leased order still has bids");
+					ensure!(order.deposit.is_zero(), "a leased order still holds escrow");
+					ensure!(order.deadline.is_none(), "a leased order has a deadline");
+				}
+			}
+			for (provider, bid) in bids {
+				ensure!(
+					bid.price_per_block <= order.terms.max_price_per_block,
+					"a bid is above its order's ceiling"
+				);
+				let entry = deposits.entry(provider).or_default();
+				*entry = entry.saturating_add(bid.deposit);
+			}
+		}
+		for (who, amount) in escrow {
+			ensure!(asset::escrow_held::<T>(&who) == amount, "a buyer's escrow hold is wrong");
+		}
+		for (who, amount) in deposits {
+			ensure!(
+				asset::bid_deposits_held::<T>(&who) == amount,
+				"a provider's bid deposit hold is wrong"
+			);
+		}
+		for (block, ids) in Deadlines::<T>::iter() {
+			ensure!(block >= now, "a past deadline bucket was not processed");
+			for id in ids {
+				let order = Orders::<T>::get(id).ok_or("a bucket names an unknown order")?;
+				ensure!(
+					order.deadline == Some(block),
+					"a bucket names an order scheduled elsewhere"
+				);
+			}
+		}
+		Ok(())
+	}
+}

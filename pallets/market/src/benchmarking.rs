@@ -1,0 +1,144 @@
+//! Benchmarks (v2) of every call and of the block hook, each at its worst case: orders for
+//! `MaxGpusPerOrder` GPUs with the largest job spec, and `MaxBidsPerOrder` bids on every order.
+
+use crate::*;
+use alloc::vec::Vec;
+use frame::{
+	benchmarking::prelude::*,
+	traits::fungible::{Inspect, Mutate},
+};
+use stint_primitives::{ComputeCapability, GpuRequirements, Text};
+
+fn funded<T: Config>(name: &'static str, index: u32) -> T::AccountId {
+	let who: T::AccountId = account(name, index, 0);
+	T::Currency::set_balance(
+		&who,
+		T::Currency::minimum_balance().saturating_mul((1u32 << 30).into()),
+	);
+	who
+}
+
+fn text<const N: u32>() -> Text<N> {
+	alloc::vec![b'a'; N as usize].try_into().unwrap()
+}
+
+/// The largest job spec the bounds allow, with a pinned image.
+fn largest_spec() -> JobSpec {
+	use stint_primitives::*;
+	let mut image = alloc::vec![b'a'; (MAX_IMAGE_LEN - 72) as usize];
+	image.extend_from_slice(b"@sha256:");
+	image.extend_from_slice(&[b'0'; 64]);
+	JobSpec {
+		image: image.try_into().unwrap(),
+		command: alloc::vec![text::<MAX_ARG_LEN>(); MAX_ARGS as usize].try_into().unwrap(),
+		env: alloc::vec![EnvVar { key: text(), value: text() }; MAX_ENV as usize]
+			.try_into()
+			.unwrap(),
+		inputs: alloc::vec![Input { uri: text(), content_hash: [7; 32] }; MAX_INPUTS as usize]
+			.try_into()
+			.unwrap(),
+		max_output_bytes: u64::MAX,
+	}
+}
+
+fn worst_terms<T: Config>(auto_accept: bool) -> TermsOf<T> {
+	OrderTerms {
+		requirements: GpuRequirements {
+			gpu_count: T::MaxGpusPerOrder::get(),
+			min_vram_mib: 0,
+			min_compute_capability: ComputeCapability::default(),
+			models: Default::default(),
+			min_cuda_driver_version: 0,
+			region: None,
+			min_reputation: Permill::zero(),
+		},
+		max_price_per_block: T::Currency::minimum_balance(),
+		duration: Some(1_000u32.into()),
+		bid_window: T::MinBidWindow::get(),
+		auto_accept,
+		replicas: 1,
+		termination_notice: Zero::zero(),
+	}
+}
+
+fn order_with_bids<T: Config>(index: u32, bids: u32, auto_accept: bool) -> (T::AccountId, OrderId) {
+	let buyer = funded::<T>("buyer", index);
+	let terms = worst_terms::<T>(auto_accept);
+	let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into());
+	let id = Pallet::<T>::do_create_order(buyer.clone(), largest_spec(), terms, deposit).unwrap();
+	for b in 0..bids {
+		let (provider, devices) =
+			T::BenchmarkHelper::provider(index * 1_000 + b, T::MaxGpusPerOrder::get());
+		Pallet::<T>::do_place_bid(provider, id, T::Currency::minimum_balance(), devices).unwrap();
+	}
+	(buyer, id)
+}
+
+#[benchmarks]
+mod benches {
+	use super::*;
+
+	#[benchmark]
+	fn create_order() {
+		let buyer = funded::<T>("buyer", 0);
+		let terms = worst_terms::<T>(true);
+		let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into());
+		#[extrinsic_call]
+		_(RawOrigin::Signed(buyer), largest_spec(), terms, deposit);
+		assert!(Orders::<T>::contains_key(0));
+	}
+
+	#[benchmark]
+	fn place_bid() {
+		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get() - 1, true);
+		let (provider, devices) = T::BenchmarkHelper::provider(999, T::MaxGpusPerOrder::get());
+		#[extrinsic_call]
+		_(RawOrigin::Signed(provider.clone()), id, T::Currency::minimum_balance(), devices);
+		assert!(Bids::<T>::contains_key(id, provider));
+	}
+
+	#[benchmark]
+	fn retract_bid() {
+		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
+		let (provider, _) = Bids::<T>::iter_prefix(id).next().unwrap();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(provider.clone()), id);
+		assert!(!Bids::<T>::contains_key(id, provider));
+	}
+
+	#[benchmark]
+	fn cancel_order() {
+		let (buyer, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(buyer), id);
+		assert!(!Orders::<T>::contains_key(id));
+	}
+
+	#[benchmark]
+	fn accept_bid() {
+		let (buyer, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), false);
+		let provider = Pallet::<T>::ranking(id).pop().unwrap();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(buyer), id, provider);
+		assert!(matches!(Orders::<T>::get(id).unwrap().status, OrderStatus::Leased { .. }));
+	}
+
+	/// `n` orders close in the same block, each with `MaxBidsPerOrder` bids to rank and release.
+	#[benchmark]
+	fn on_initialize(n: Linear<0, { T::MaxDeadlinesPerBlock::get() }>) {
+		let ids: Vec<OrderId> =
+			(0..n).map(|i| order_with_bids::<T>(i, T::MaxBidsPerOrder::get(), true).1).collect();
+		let at = frame_system::Pallet::<T>::block_number().saturating_add(T::MinBidWindow::get());
+		assert_eq!(Deadlines::<T>::get(at).len() as u32, n);
+		frame_system::Pallet::<T>::set_block_number(at);
+		#[block]
+		{
+			Pallet::<T>::process_deadlines(at);
+		}
+		for id in ids {
+			assert!(matches!(Orders::<T>::get(id).unwrap().status, OrderStatus::Leased { .. }));
+		}
+	}
+
+	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);
+}

@@ -1,0 +1,166 @@
+//! What each call does.
+
+use crate::{
+	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, Order, OrderId,
+	OrderStatus, Orders, Pallet, TermsOf,
+};
+use frame::prelude::*;
+use stint_primitives::{is_pinned_image, DeviceId};
+use stint_traits::{ProviderCollateral, ProviderRegistry};
+
+impl<T: Config> Pallet<T> {
+	pub(crate) fn do_create_order(
+		buyer: T::AccountId,
+		spec: JobSpec,
+		terms: TermsOf<T>,
+		deposit: BalanceOf<T>,
+	) -> Result<OrderId, DispatchError> {
+		Self::check_order(&spec, &terms, deposit)?;
+		asset::hold_escrow::<T>(&buyer, deposit)?;
+
+		let id = NextOrderId::<T>::get();
+		let now = frame_system::Pallet::<T>::block_number();
+		let bids_close_at = now.saturating_add(terms.bid_window);
+		let max_price_per_block = terms.max_price_per_block;
+		let mut order = Order {
+			buyer: buyer.clone(),
+			spec,
+			terms,
+			deposit,
+			created_at: now,
+			bids_close_at,
+			status: OrderStatus::Open,
+			bid_count: 0,
+			bids_placed: 0,
+			deadline: None,
+		};
+		Self::schedule(id, &mut order, bids_close_at)?;
+		Orders::<T>::insert(id, order);
+		NextOrderId::<T>::put(id.saturating_add(1));
+		Self::deposit_event(Event::OrderCreated {
+			order: id,
+			buyer,
+			deposit,
+			max_price_per_block,
+			bids_close_at,
+		});
+		Ok(id)
+	}
+
+	/// Every rule an order must meet, each with its own error.
+	fn check_order(spec: &JobSpec, terms: &TermsOf<T>, deposit: BalanceOf<T>) -> DispatchResult {
+		ensure!(is_pinned_image(&spec.image), Error::<T>::ImageNotPinned);
+		let gpus = terms.requirements.gpu_count;
+		ensure!(gpus > 0, Error::<T>::NoGpus);
+		ensure!(gpus <= T::MaxGpusPerOrder::get(), Error::<T>::TooManyGpus);
+		ensure!(terms.replicas == 1, Error::<T>::UnsupportedReplicas);
+		ensure!(!terms.max_price_per_block.is_zero(), Error::<T>::ZeroPrice);
+		ensure!(terms.bid_window >= T::MinBidWindow::get(), Error::<T>::BidWindowTooShort);
+		ensure!(terms.bid_window <= T::MaxBidWindow::get(), Error::<T>::BidWindowTooLong);
+		ensure!(
+			terms.termination_notice <= T::MaxTerminationNotice::get(),
+			Error::<T>::NoticeTooLong
+		);
+		let least = match terms.duration {
+			Some(blocks) => {
+				ensure!(!blocks.is_zero(), Error::<T>::ZeroDuration);
+				Self::cost(terms.max_price_per_block, blocks)
+			}
+			None => terms.max_price_per_block,
+		}
+		.max(T::MinOrderDeposit::get());
+		ensure!(deposit >= least, Error::<T>::DepositTooLow);
+		Ok(())
+	}
+
+	/// `price × blocks`, saturating.
+	pub(crate) fn cost(price: BalanceOf<T>, blocks: BlockNumberFor<T>) -> BalanceOf<T> {
+		let blocks: u128 = blocks.saturated_into();
+		price.saturating_mul(blocks.saturated_into())
+	}
+
+	pub(crate) fn do_place_bid(
+		provider: T::AccountId,
+		id: OrderId,
+		price_per_block: BalanceOf<T>,
+		devices: alloc::vec::Vec<DeviceId>,
+	) -> DispatchResult {
+		let mut order = Self::open_order(id)?;
+		let now = frame_system::Pallet::<T>::block_number();
+		ensure!(now < order.bids_close_at, Error::<T>::BiddingClosed);
+		ensure!(provider != order.buyer, Error::<T>::BuyerCannotBid);
+		ensure!(!price_per_block.is_zero(), Error::<T>::ZeroPrice);
+		ensure!(price_per_block <= order.terms.max_price_per_block, Error::<T>::PriceAboveCeiling);
+		let devices: BoundedVec<DeviceId, T::MaxGpusPerOrder> =
+			devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
+		ensure!(!Bids::<T>::contains_key(id, &provider), Error::<T>::AlreadyBid);
+		ensure!(order.bid_count < T::MaxBidsPerOrder::get(), Error::<T>::TooManyBids);
+		T::Registry::check_offer(&provider, &devices, &order.terms.requirements)?;
+
+		let collateral = T::CollateralPerGpu::get().saturating_mul((devices.len() as u32).into());
+		let deposit = T::BidDeposit::get();
+		asset::hold_bid_deposit::<T>(&provider, deposit)?;
+		T::Collateral::lock_collateral(&provider, collateral)?;
+
+		let count = devices.len() as u32;
+		Bids::<T>::insert(
+			id,
+			&provider,
+			Bid {
+				price_per_block,
+				devices,
+				collateral,
+				deposit,
+				placed_at: now,
+				sequence: order.bids_placed,
+			},
+		);
+		order.bid_count.saturating_inc();
+		order.bids_placed.saturating_inc();
+		Orders::<T>::insert(id, order);
+		Self::deposit_event(Event::BidPlaced {
+			order: id,
+			provider,
+			price_per_block,
+			devices: count,
+			collateral,
+		});
+		Ok(())
+	}
+
+	pub(crate) fn do_retract_bid(provider: &T::AccountId, id: OrderId) -> DispatchResult {
+		let mut order = Self::open_order(id)?;
+		let bid = Bids::<T>::take(id, provider).ok_or(Error::<T>::UnknownBid)?;
+		Self::release_bid(provider, &bid, true)?;
+		order.bid_count.saturating_dec();
+		Orders::<T>::insert(id, order);
+		Self::deposit_event(Event::BidRetracted { order: id, provider: provider.clone() });
+		Ok(())
+	}
+
+	pub(crate) fn do_cancel_order(who: &T::AccountId, id: OrderId) -> DispatchResult {
+		let order = Self::open_order(id)?;
+		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
+		let refunded = Self::unwind(id, order)?;
+		Self::deposit_event(Event::OrderCancelled { order: id, refunded });
+		Ok(())
+	}
+
+	pub(crate) fn do_accept_bid(
+		who: &T::AccountId,
+		id: OrderId,
+		provider: &T::AccountId,
+	) -> DispatchResult {
+		let order = Self::open_order(id)?;
+		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
+		ensure!(Bids::<T>::contains_key(id, provider), Error::<T>::UnknownBid);
+		Self::accept(id, order, provider, false).map(|_| ())
+	}
+
+	/// An order that exists and is open.
+	pub(crate) fn open_order(id: OrderId) -> Result<crate::OrderOf<T>, DispatchError> {
+		let order = Orders::<T>::get(id).ok_or(Error::<T>::UnknownOrder)?;
+		ensure!(order.status == OrderStatus::Open, Error::<T>::OrderNotOpen);
+		Ok(order)
+	}
+}

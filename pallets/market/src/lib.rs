@@ -1,0 +1,392 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+pub use pallet::*;
+
+mod api_impls;
+mod asset;
+mod auction_impls;
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmarking;
+mod dispatchable_impls;
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod tests;
+mod types;
+pub mod weights;
+
+pub use stint_traits::OrderId;
+pub use types::*;
+pub use weights::WeightInfo;
+
+use frame::{prelude::*, traits::fungible};
+use stint_primitives::{DeviceId, JobSpec, LeaseId};
+
+/// How many of the best bids the close of a window tries before the order expires (a bid fails
+/// when its devices were committed to another lease since it was placed).
+pub const MAX_AUTO_ACCEPT_ATTEMPTS: u32 = 3;
+
+/// The balance type of the escrow's currency.
+pub type BalanceOf<T> =
+	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
+
+/// What the benchmarks need from other pallets.
+#[cfg(feature = "runtime-benchmarks")]
+pub trait BenchmarkHelper<AccountId> {
+	/// A funded, bonded, active provider with `gpus` registered devices that meet requirements
+	/// with no minimums, none of them committed.
+	fn provider(index: u32, gpus: u32) -> (AccountId, alloc::vec::Vec<DeviceId>);
+}
+
+#[frame::pallet]
+pub mod pallet {
+	use super::*;
+	use stint_traits::{LeaseFactory, ProviderCollateral, ProviderRegistry};
+
+	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
+
+	#[pallet::pallet]
+	#[pallet::storage_version(STORAGE_VERSION)]
+	pub struct Pallet<T>(_);
+
+	/// Defaults for bounds and weights; money and time are set by each runtime.
+	pub mod config_preludes {
+		use super::*;
+		use frame::runtime::prelude::derive_impl;
+
+		pub struct TestDefaultConfig;
+
+		#[derive_impl(frame_system::config_preludes::TestDefaultConfig, no_aggregated_types)]
+		impl frame_system::DefaultConfig for TestDefaultConfig {}
+
+		#[frame::deps::frame_support::register_default_impl(TestDefaultConfig)]
+		impl DefaultConfig for TestDefaultConfig {
+			type MaxBidsPerOrder = ConstU32<32>;
+			type MaxGpusPerOrder = ConstU32<8>;
+			type MaxDeadlinesPerBlock = ConstU32<16>;
+			type WeightInfo = ();
+		}
+	}
+
+	#[pallet::config(with_default)]
+	pub trait Config: frame_system::Config<RuntimeEvent: From<Event<Self>>> {
+		/// The currency orders are paid in.
+		#[pallet::no_default]
+		type Currency: fungible::Inspect<Self::AccountId>
+			+ fungible::Mutate<Self::AccountId>
+			+ fungible::MutateHold<Self::AccountId, Reason = Self::RuntimeHoldReason>;
+
+		/// The runtime's hold reasons, which include this pallet's.
+		#[pallet::no_default]
+		type RuntimeHoldReason: From<HoldReason>;
+
+		/// Who may bid, with which devices.
+		#[pallet::no_default]
+		type Registry: ProviderRegistry<Self::AccountId>;
+
+		/// The bonds that back bids and leases.
+		#[pallet::no_default]
+		type Collateral: ProviderCollateral<Self::AccountId, BalanceOf<Self>>;
+
+		/// Turns an accepted bid into a lease.
+		#[pallet::no_default]
+		type Leases: LeaseFactory<Self::AccountId, BalanceOf<Self>, BlockNumberFor<Self>>;
+
+		/// Bond locked per GPU of a bid, and of the lease it becomes.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type CollateralPerGpu: Get<BalanceOf<Self>>;
+
+		/// Held from a provider for every standing bid.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type BidDeposit: Get<BalanceOf<Self>>;
+
+		/// The least escrow of any order (a fixed one also needs `max_price × duration`).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MinOrderDeposit: Get<BalanceOf<Self>>;
+
+		/// The shortest bid window.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MinBidWindow: Get<BlockNumberFor<Self>>;
+
+		/// The longest bid window.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MaxBidWindow: Get<BlockNumberFor<Self>>;
+
+		/// Blocks after the window a buyer has to accept a bid by hand, before the order expires.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type AcceptPeriod: Get<BlockNumberFor<Self>>;
+
+		/// The longest termination notice an order may ask for.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MaxTerminationNotice: Get<BlockNumberFor<Self>>;
+
+		/// The most bids standing on one order.
+		#[pallet::constant]
+		type MaxBidsPerOrder: Get<u32>;
+
+		/// The most GPUs one order may ask for.
+		#[pallet::constant]
+		type MaxGpusPerOrder: Get<u32>;
+
+		/// The most orders whose deadline the block hook handles in one block.
+		#[pallet::constant]
+		type MaxDeadlinesPerBlock: Get<u32>;
+
+		/// Weights of this pallet's calls and hook.
+		type WeightInfo: WeightInfo;
+
+		/// Sets up what the benchmarks need from the registry and the bonds.
+		#[cfg(feature = "runtime-benchmarks")]
+		#[pallet::no_default]
+		type BenchmarkHelper: BenchmarkHelper<Self::AccountId>;
+	}
+
+	/// Why this pallet holds funds.
+	#[pallet::composite_enum]
+	pub enum HoldReason {
+		/// The escrow of an open order, held on its buyer.
+		#[codec(index = 0)]
+		OrderEscrow,
+		/// The deposit of a standing bid, held on its provider.
+		#[codec(index = 1)]
+		BidDeposit,
+	}
+
+	/// Open and leased orders. Cancelled and expired orders are removed.
+	#[pallet::storage]
+	pub type Orders<T: Config> = StorageMap<_, Blake2_128Concat, OrderId, OrderOf<T>, OptionQuery>;
+
+	/// The id the next order gets.
+	#[pallet::storage]
+	pub type NextOrderId<T: Config> = StorageValue<_, OrderId, ValueQuery>;
+
+	/// Standing bids, by order and provider: one per provider per order.
+	#[pallet::storage]
+	pub type Bids<T: Config> = StorageDoubleMap<
+		_,
+		Blake2_128Concat,
+		OrderId,
+		Blake2_128Concat,
+		T::AccountId,
+		BidOf<T>,
+		OptionQuery,
+	>;
+
+	/// Orders the block hook looks at in a block: the close of their bid window, or the end of
+	/// the time their buyer had to accept.
+	#[pallet::storage]
+	pub type Deadlines<T: Config> = StorageMap<
+		_,
+		Twox64Concat,
+		BlockNumberFor<T>,
+		BoundedVec<OrderId, T::MaxDeadlinesPerBlock>,
+		ValueQuery,
+	>;
+
+	#[pallet::event]
+	#[pallet::generate_deposit(pub(super) fn deposit_event)]
+	pub enum Event<T: Config> {
+		/// A buyer posted an order.
+		OrderCreated {
+			/// The order.
+			order: OrderId,
+			/// Who pays.
+			buyer: T::AccountId,
+			/// The escrow held.
+			deposit: BalanceOf<T>,
+			/// The ceiling on bids.
+			max_price_per_block: BalanceOf<T>,
+			/// The first block in which bids are refused.
+			bids_close_at: BlockNumberFor<T>,
+		},
+		/// A provider bid on an order.
+		BidPlaced {
+			/// The order.
+			order: OrderId,
+			/// Who bid.
+			provider: T::AccountId,
+			/// Asked per block.
+			price_per_block: BalanceOf<T>,
+			/// The devices offered.
+			devices: u32,
+			/// Bond locked.
+			collateral: BalanceOf<T>,
+		},
+		/// A provider withdrew its bid.
+		BidRetracted {
+			/// The order.
+			order: OrderId,
+			/// Who bid.
+			provider: T::AccountId,
+		},
+		/// A bid won: the lease starts.
+		BidAccepted {
+			/// The order.
+			order: OrderId,
+			/// The winner.
+			provider: T::AccountId,
+			/// The lease created.
+			lease: LeaseId,
+			/// Paid per block.
+			price_per_block: BalanceOf<T>,
+			/// Moved into the lease's payment stream.
+			escrow: BalanceOf<T>,
+			/// Returned to the buyer: escrow the accepted price does not need.
+			refunded: BalanceOf<T>,
+			/// Whether the block hook chose it (auto-accept) rather than the buyer.
+			automatic: bool,
+		},
+		/// The buyer cancelled an open order; everything was returned.
+		OrderCancelled {
+			/// The order.
+			order: OrderId,
+			/// Returned to the buyer.
+			refunded: BalanceOf<T>,
+		},
+		/// An order found no (usable) bid in time; everything was returned.
+		OrderExpired {
+			/// The order.
+			order: OrderId,
+			/// Returned to the buyer.
+			refunded: BalanceOf<T>,
+		},
+	}
+
+	#[pallet::error]
+	pub enum Error<T> {
+		/// No order with this id.
+		UnknownOrder,
+		/// The order is no longer open.
+		OrderNotOpen,
+		/// Only the order's buyer may do this.
+		NotBuyer,
+		/// The image is not pinned by digest (`name@sha256:<64 hex>`).
+		ImageNotPinned,
+		/// The order asks for no GPU.
+		NoGpus,
+		/// The order asks for more GPUs than `MaxGpusPerOrder`.
+		TooManyGpus,
+		/// Only one replica is supported for now.
+		UnsupportedReplicas,
+		/// A price of zero.
+		ZeroPrice,
+		/// A fixed duration of zero blocks.
+		ZeroDuration,
+		/// The bid window is shorter than `MinBidWindow`.
+		BidWindowTooShort,
+		/// The bid window is longer than `MaxBidWindow`.
+		BidWindowTooLong,
+		/// The termination notice is longer than `MaxTerminationNotice`.
+		NoticeTooLong,
+		/// The escrow is below `MinOrderDeposit`, or below `max_price × duration` (fixed).
+		DepositTooLow,
+		/// The account cannot afford the escrow or the bid deposit.
+		InsufficientBalance,
+		/// The bid window has closed.
+		BiddingClosed,
+		/// The price is above the order's ceiling.
+		PriceAboveCeiling,
+		/// More devices than `MaxGpusPerOrder`.
+		TooManyDevices,
+		/// This provider already bid on this order.
+		AlreadyBid,
+		/// The order already has `MaxBidsPerOrder` bids.
+		TooManyBids,
+		/// The buyer cannot bid on its own order.
+		BuyerCannotBid,
+		/// No bid from this provider on this order.
+		UnknownBid,
+		/// Every deadline bucket in reach is full; try again in a later block.
+		DeadlineQueueFull,
+	}
+
+	#[pallet::hooks]
+	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
+		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
+			Self::process_deadlines(now)
+		}
+
+		fn integrity_test() {
+			assert!(T::MaxBidsPerOrder::get() > 0, "MaxBidsPerOrder must be positive");
+			assert!(T::MaxGpusPerOrder::get() > 0, "MaxGpusPerOrder must be positive");
+			assert!(T::MaxDeadlinesPerBlock::get() > 0, "MaxDeadlinesPerBlock must be positive");
+			assert!(T::MinBidWindow::get() > Zero::zero(), "MinBidWindow must be positive");
+			assert!(
+				T::MinBidWindow::get() <= T::MaxBidWindow::get(),
+				"MinBidWindow > MaxBidWindow"
+			);
+		}
+
+		#[cfg(feature = "try-runtime")]
+		fn try_state(_: BlockNumberFor<T>) -> Result<(), frame::deps::sp_runtime::TryRuntimeError> {
+			Self::do_try_state()
+		}
+	}
+
+	#[pallet::call(weight(<T as Config>::WeightInfo))]
+	impl<T: Config> Pallet<T> {
+		/// Posts an order for `spec` on `terms`, holding `deposit` of the signer's balance as
+		/// escrow. A fixed-duration order needs at least `max_price_per_block × duration`; an
+		/// open-ended one at least `MinOrderDeposit`, and runs while its escrow lasts.
+		#[pallet::call_index(0)]
+		pub fn create_order(
+			origin: OriginFor<T>,
+			spec: JobSpec,
+			terms: TermsOf<T>,
+			#[pallet::compact] deposit: BalanceOf<T>,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_create_order(who, spec, terms, deposit).map(|_| ())
+		}
+
+		/// Bids `price_per_block` to run `order` on exactly `devices` of the signer's registered
+		/// GPUs. Locks `CollateralPerGpu` per device of the signer's bond and holds `BidDeposit`.
+		#[pallet::call_index(1)]
+		pub fn place_bid(
+			origin: OriginFor<T>,
+			order: OrderId,
+			#[pallet::compact] price_per_block: BalanceOf<T>,
+			devices: alloc::vec::Vec<DeviceId>,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_place_bid(who, order, price_per_block, devices)
+		}
+
+		/// Withdraws the signer's bid on `order`: its collateral and deposit are released.
+		#[pallet::call_index(2)]
+		pub fn retract_bid(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_retract_bid(&who, order)
+		}
+
+		/// The buyer cancels an open order: its escrow and every bid are released.
+		#[pallet::call_index(3)]
+		pub fn cancel_order(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_cancel_order(&who, order)
+		}
+
+		/// The buyer accepts `provider`'s bid on `order`: the other bids are released, the lease
+		/// is created, the escrow it needs moves into its payment stream and the rest is
+		/// refunded.
+		#[pallet::call_index(4)]
+		pub fn accept_bid(
+			origin: OriginFor<T>,
+			order: OrderId,
+			provider: T::AccountId,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_accept_bid(&who, order, &provider)
+		}
+	}
+}

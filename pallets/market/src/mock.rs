@@ -1,0 +1,373 @@
+//! A test runtime: system, balances, the real streams pallet, and the market, with stand-ins for
+//! the registry, the bonds and the lease pallet (which opens a real stream for the escrow).
+
+use crate::{self as pallet_market, *};
+use codec::{Decode, Encode};
+use core::cell::RefCell;
+use frame::{runtime::prelude::*, testing_prelude::*, traits::fungible::InspectHold};
+use polkadot_sdk::pallet_balances;
+use std::collections::{BTreeMap, BTreeSet};
+use stint_primitives::{ComputeCapability, GpuRequirements, Input, MAX_IMAGE_LEN};
+use stint_traits::{LeaseFactory, NewLease, PaymentStreams, ProviderCollateral, ProviderRegistry};
+
+pub type Balance = u64;
+type Block = frame_system::mocking::MockBlock<Test>;
+
+#[frame_construct_runtime]
+mod runtime {
+	#[runtime::runtime]
+	#[runtime::derive(
+		RuntimeCall,
+		RuntimeError,
+		RuntimeEvent,
+		RuntimeFreezeReason,
+		RuntimeHoldReason,
+		RuntimeOrigin,
+		RuntimeTask
+	)]
+	pub struct Test;
+
+	#[runtime::pallet_index(0)]
+	pub type System = frame_system;
+	#[runtime::pallet_index(1)]
+	pub type Balances = pallet_balances;
+	#[runtime::pallet_index(2)]
+	pub type Streams = pallet_streams;
+	#[runtime::pallet_index(3)]
+	pub type Market = pallet_market;
+}
+
+#[derive_impl(frame_system::config_preludes::TestDefaultConfig)]
+impl frame_system::Config for Test {
+	type Block = Block;
+	type AccountData = pallet_balances::AccountData<Balance>;
+}
+
+#[derive_impl(pallet_balances::config_preludes::TestDefaultConfig)]
+impl pallet_balances::Config for Test {
+	type AccountStore = System;
+	type RuntimeHoldReason = RuntimeHoldReason;
+}
+
+parameter_types! {
+	pub const Treasury: u64 = 99;
+}
+
+#[derive_impl(pallet_streams::config_preludes::TestDefaultConfig)]
+impl pallet_streams::Config for Test {
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type GracePeriod = ConstU64<5>;
+	type TakeRate = ();
+	type Treasury = Treasury;
+	type Observer = ();
+}
+
+pub const ENDOWMENT: Balance = 1_000_000;
+pub const BUYER: u64 = 1;
+pub const OTHER_BUYER: u64 = 2;
+/// Active providers with two devices each and a bond of `BOND`.
+pub const P1: u64 = 10;
+pub const P2: u64 = 11;
+pub const P3: u64 = 12;
+/// A registered provider that is paused.
+pub const PAUSED: u64 = 13;
+pub const BOND: Balance = 1_000;
+pub const COLLATERAL_PER_GPU: Balance = 100;
+pub const BID_DEPOSIT: Balance = 10;
+pub const ACCEPT_PERIOD: u64 = 10;
+pub const ACCOUNTS: [u64; 7] = [BUYER, OTHER_BUYER, P1, P2, P3, PAUSED, 99];
+
+/// The `i`-th device of `owner`.
+pub fn dev(owner: u64, i: u8) -> DeviceId {
+	let mut id = [0u8; 32];
+	id[..8].copy_from_slice(&owner.to_le_bytes());
+	id[8] = i;
+	id
+}
+
+fn owner_of(device: &DeviceId) -> u64 {
+	u64::from_le_bytes(device[..8].try_into().unwrap())
+}
+
+thread_local! {
+	static REPUTATION: RefCell<BTreeMap<u64, Permill>> = RefCell::new(BTreeMap::new());
+}
+
+/// A lease as the stand-in lease pallet keeps it.
+#[derive(Clone, PartialEq, Debug, Encode, Decode)]
+pub struct FakeLease {
+	pub provider: u64,
+	pub devices: Vec<DeviceId>,
+	pub price_per_block: Balance,
+	pub escrow: Balance,
+	pub duration: Option<u64>,
+	pub collateral: Balance,
+}
+
+// The stand-ins keep their state in storage, so that a rolled-back attempt leaves no trace.
+#[frame::deps::frame_support::storage_alias]
+pub type Committed = StorageMap<Fakes, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
+#[frame::deps::frame_support::storage_alias]
+pub type Locked = StorageMap<Fakes, Blake2_128Concat, u64, Balance, ValueQuery>;
+#[frame::deps::frame_support::storage_alias]
+pub type FakeLeaseList = StorageValue<Fakes, Vec<FakeLease>, ValueQuery>;
+
+pub fn set_reputation(who: u64, score: Permill) {
+	REPUTATION.with(|r| r.borrow_mut().insert(who, score));
+}
+
+pub fn locked(who: u64) -> Balance {
+	Locked::get(who)
+}
+
+/// The leases the market created, in order.
+pub fn leases() -> Vec<FakeLease> {
+	FakeLeaseList::get()
+}
+
+/// Commits a device to some other lease, as if another order had taken it.
+pub fn commit_elsewhere(device: DeviceId) {
+	Committed::insert(device, 999);
+}
+
+pub struct FakeRegistry;
+impl ProviderRegistry<u64> for FakeRegistry {
+	/// Every account from 10 on is a provider with eight devices; all but `PAUSED` are active.
+	fn is_active(who: &u64) -> bool {
+		*who >= P1 && *who != PAUSED
+	}
+	fn worker_key(_: &u64) -> Option<stint_primitives::WorkerKey> {
+		None
+	}
+	fn devices(_: &u64) -> Vec<stint_primitives::GpuDevice> {
+		Vec::new()
+	}
+	fn reputation(who: &u64) -> Option<Permill> {
+		REPUTATION.with(|r| r.borrow().get(who).copied()).or(Some(Permill::from_percent(50)))
+	}
+	fn check_offer(who: &u64, devices: &[DeviceId], req: &GpuRequirements) -> DispatchResult {
+		ensure!(Self::is_active(who), DispatchError::Other("ProviderNotActive"));
+		ensure!(
+			Self::reputation(who).unwrap_or_default() >= req.min_reputation,
+			DispatchError::Other("ReputationTooLow")
+		);
+		let unique: BTreeSet<_> = devices.iter().collect();
+		ensure!(unique.len() == devices.len(), DispatchError::Other("DuplicateDevice"));
+		ensure!(
+			devices.iter().all(|d| owner_of(d) == *who && d[8] < 8),
+			DispatchError::Other("NotYourDevice")
+		);
+		ensure!(
+			devices.iter().all(|d| Self::committed_to(d).is_none()),
+			DispatchError::Other("DeviceCommitted")
+		);
+		ensure!(devices.len() as u32 == req.gpu_count, DispatchError::Other("Unfit"));
+		Ok(())
+	}
+	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
+		Committed::get(device)
+	}
+	fn commit_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
+		ensure!(
+			devices.iter().all(|d| Self::committed_to(d).is_none()),
+			DispatchError::Other("DeviceCommitted")
+		);
+		devices.iter().for_each(|d| Committed::insert(d, lease));
+		Ok(())
+	}
+	fn release_devices(_: &u64, devices: &[DeviceId], _: LeaseId) {
+		devices.iter().for_each(Committed::remove);
+	}
+}
+
+pub struct FakeBonds;
+impl ProviderCollateral<u64, Balance> for FakeBonds {
+	fn free_bond(who: &u64) -> Balance {
+		BOND - locked(*who)
+	}
+	fn lock_collateral(who: &u64, amount: Balance) -> DispatchResult {
+		ensure!(amount <= Self::free_bond(who), DispatchError::Other("InsufficientFreeBond"));
+		Locked::mutate(who, |l| *l += amount);
+		Ok(())
+	}
+	fn unlock_collateral(who: &u64, amount: Balance) {
+		Locked::mutate(who, |l| *l = l.saturating_sub(amount));
+	}
+}
+
+/// Creates a "lease": commits the devices and opens a real stream for the escrow.
+pub struct FakeLeases;
+impl LeaseFactory<u64, Balance, u64> for FakeLeases {
+	fn create_lease(lease: NewLease<u64, Balance, u64>) -> Result<LeaseId, DispatchError> {
+		let id = leases().len() as LeaseId;
+		FakeRegistry::commit_devices(&lease.provider, &lease.devices, id)?;
+		Streams::open(&lease.buyer, &lease.provider, lease.price_per_block, lease.escrow, id)?;
+		FakeLeaseList::append(FakeLease {
+			provider: lease.provider,
+			devices: lease.devices,
+			price_per_block: lease.price_per_block,
+			escrow: lease.escrow,
+			duration: lease.duration,
+			collateral: lease.collateral,
+		});
+		Ok(id)
+	}
+}
+
+#[derive_impl(pallet_market::config_preludes::TestDefaultConfig)]
+impl pallet_market::Config for Test {
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type Registry = FakeRegistry;
+	type Collateral = FakeBonds;
+	type Leases = FakeLeases;
+	type CollateralPerGpu = ConstU64<COLLATERAL_PER_GPU>;
+	type BidDeposit = ConstU64<BID_DEPOSIT>;
+	type MinOrderDeposit = ConstU64<1_000>;
+	type MinBidWindow = ConstU64<2>;
+	type MaxBidWindow = ConstU64<100>;
+	type AcceptPeriod = ConstU64<ACCEPT_PERIOD>;
+	type MaxTerminationNotice = ConstU64<50>;
+	type MaxBidsPerOrder = ConstU32<3>;
+	type MaxGpusPerOrder = ConstU32<4>;
+	type MaxDeadlinesPerBlock = ConstU32<2>;
+	#[cfg(feature = "runtime-benchmarks")]
+	type BenchmarkHelper = FakeProviders;
+}
+
+/// Providers from account 1000 on, for the benchmarks.
+#[cfg(feature = "runtime-benchmarks")]
+pub struct FakeProviders;
+#[cfg(feature = "runtime-benchmarks")]
+use frame::traits::fungible::Mutate;
+#[cfg(feature = "runtime-benchmarks")]
+impl crate::BenchmarkHelper<u64> for FakeProviders {
+	fn provider(index: u32, gpus: u32) -> (u64, Vec<DeviceId>) {
+		let who = 1_000 + u64::from(index);
+		Balances::set_balance(&who, ENDOWMENT);
+		(who, (0..gpus as u8).map(|i| dev(who, i)).collect())
+	}
+}
+
+pub struct ExtBuilder;
+
+impl ExtBuilder {
+	pub fn build() -> TestState {
+		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
+		pallet_balances::GenesisConfig::<Test> {
+			balances: ACCOUNTS.iter().map(|who| (*who, ENDOWMENT)).collect(),
+			..Default::default()
+		}
+		.assimilate_storage(&mut storage)
+		.unwrap();
+		let mut state = TestState::new(storage);
+		state.execute_with(|| System::set_block_number(1));
+		state
+	}
+
+	/// Runs `test`, then checks the market's and the streams' invariants, that every bond lock
+	/// is accounted for by a bid or a lease, and that no money was created or lost.
+	pub fn build_and_execute(test: impl FnOnce()) {
+		Self::build().execute_with(|| {
+			REPUTATION.with(|r| r.borrow_mut().clear());
+			let issuance = Balances::total_issuance();
+			test();
+			Market::do_try_state().expect("market invariants hold");
+			Streams::do_try_state().expect("stream invariants hold");
+			for provider in [P1, P2, P3] {
+				let in_bids: Balance = Bids::<Test>::iter()
+					.filter(|(_, p, _)| *p == provider)
+					.map(|(_, _, b)| b.collateral)
+					.sum();
+				let in_leases: Balance =
+					leases().iter().filter(|l| l.provider == provider).map(|l| l.collateral).sum();
+				assert_eq!(
+					locked(provider),
+					in_bids + in_leases,
+					"collateral of {provider} adds up"
+				);
+			}
+			assert_eq!(Balances::total_issuance(), issuance, "the market neither mints nor burns");
+			let everywhere: Balance = ACCOUNTS
+				.iter()
+				.map(|who| Balances::free_balance(who) + Balances::total_balance_on_hold(who))
+				.sum();
+			assert_eq!(everywhere, issuance, "every unit is in some account");
+		});
+	}
+}
+
+/// Runs the hooks of every block up to and including `n`.
+pub fn run_to_block(n: u64) {
+	while System::block_number() < n {
+		let next = System::block_number() + 1;
+		System::set_block_number(next);
+		Streams::on_initialize(next);
+		Market::on_initialize(next);
+	}
+}
+
+pub fn escrow(who: u64) -> Balance {
+	Balances::balance_on_hold(&HoldReason::OrderEscrow.into(), &who)
+}
+
+pub fn bid_deposits(who: u64) -> Balance {
+	Balances::balance_on_hold(&HoldReason::BidDeposit.into(), &who)
+}
+
+pub fn stream_escrow(who: u64) -> Balance {
+	Balances::balance_on_hold(&pallet_streams::HoldReason::StreamEscrow.into(), &who)
+}
+
+pub fn free(who: u64) -> Balance {
+	Balances::free_balance(who)
+}
+
+/// A valid job: a pinned image and one input.
+pub fn spec() -> JobSpec {
+	let image = format!("ghcr.io/acme/train@sha256:{}", "ab".repeat(32));
+	assert!(image.len() <= MAX_IMAGE_LEN as usize);
+	JobSpec {
+		image: image.into_bytes().try_into().unwrap(),
+		command: vec![b"python".to_vec().try_into().unwrap()].try_into().unwrap(),
+		env: Default::default(),
+		inputs: vec![Input {
+			uri: b"https://data.example/set.tar".to_vec().try_into().unwrap(),
+			content_hash: [1; 32],
+		}]
+		.try_into()
+		.unwrap(),
+		max_output_bytes: 1 << 30,
+	}
+}
+
+/// Terms for one GPU at up to 10 per block for 100 blocks, bids for 10 blocks, auto-accept.
+pub fn terms() -> TermsOf<Test> {
+	OrderTerms {
+		requirements: GpuRequirements {
+			gpu_count: 1,
+			min_vram_mib: 0,
+			min_compute_capability: ComputeCapability::default(),
+			models: Default::default(),
+			min_cuda_driver_version: 0,
+			region: None,
+			min_reputation: Permill::zero(),
+		},
+		max_price_per_block: 10,
+		duration: Some(100),
+		bid_window: 10,
+		auto_accept: true,
+		replicas: 1,
+		termination_notice: 0,
+	}
+}
+
+/// The last event of this pallet.
+pub fn last_event() -> Event<Test> {
+	System::events()
+		.into_iter()
+		.filter_map(|r| if let RuntimeEvent::Market(e) = r.event { Some(e) } else { None })
+		.last()
+		.expect("an event was emitted")
+}

@@ -1,0 +1,402 @@
+//! The market: orders and their escrow, bids and their collateral, the auction (by hand and at
+//! the close of the window), expiry, and every refusal. Every test ends with the market's and the
+//! streams' `try_state`, a check that every locked collateral belongs to a bid or a lease, and a
+//! check that not a unit was created or lost.
+
+use crate::{mock::*, *};
+use frame::{testing_prelude::*, traits::fungible::Mutate};
+
+fn create(buyer: u64, terms: TermsOf<Test>, deposit: Balance) -> OrderId {
+	let id = NextOrderId::<Test>::get();
+	assert_ok!(Market::create_order(RuntimeOrigin::signed(buyer), spec(), terms, deposit));
+	id
+}
+
+fn bid(provider: u64, order: OrderId, price: Balance) {
+	assert_ok!(Market::place_bid(
+		RuntimeOrigin::signed(provider),
+		order,
+		price,
+		vec![dev(provider, 0)]
+	));
+}
+
+fn order(id: OrderId) -> OrderOf<Test> {
+	Orders::<Test>::get(id).expect("order exists")
+}
+
+#[test]
+fn create_order_holds_the_escrow_and_schedules_the_window() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_500);
+		assert_eq!(escrow(BUYER), 1_500);
+		assert_eq!(free(BUYER), ENDOWMENT - 1_500);
+		let o = order(id);
+		assert_eq!((o.status, o.bids_close_at, o.deadline), (OrderStatus::Open, 11, Some(11)));
+		assert!(Deadlines::<Test>::get(11).contains(&id));
+		assert_eq!(
+			last_event(),
+			Event::OrderCreated {
+				order: id,
+				buyer: BUYER,
+				deposit: 1_500,
+				max_price_per_block: 10,
+				bids_close_at: 11
+			}
+		);
+	});
+}
+
+#[test]
+fn create_order_refuses_bad_input() {
+	ExtBuilder::build_and_execute(|| {
+		let refuse = |spec: JobSpec, terms: TermsOf<Test>, deposit: Balance, error: Error<Test>| {
+			assert_noop!(
+				Market::create_order(RuntimeOrigin::signed(BUYER), spec, terms, deposit),
+				error
+			);
+		};
+		let mut unpinned = spec();
+		unpinned.image = b"ghcr.io/acme/train:latest".to_vec().try_into().unwrap();
+		refuse(unpinned, terms(), 1_000, Error::ImageNotPinned);
+		let with = |f: fn(&mut TermsOf<Test>)| {
+			let mut t = terms();
+			f(&mut t);
+			t
+		};
+		refuse(spec(), with(|t| t.requirements.gpu_count = 0), 1_000, Error::NoGpus);
+		refuse(spec(), with(|t| t.requirements.gpu_count = 5), 1_000, Error::TooManyGpus);
+		refuse(spec(), with(|t| t.replicas = 2), 1_000, Error::UnsupportedReplicas);
+		refuse(spec(), with(|t| t.max_price_per_block = 0), 1_000, Error::ZeroPrice);
+		refuse(spec(), with(|t| t.duration = Some(0)), 1_000, Error::ZeroDuration);
+		refuse(spec(), with(|t| t.bid_window = 1), 1_000, Error::BidWindowTooShort);
+		refuse(spec(), with(|t| t.bid_window = 101), 1_000, Error::BidWindowTooLong);
+		refuse(spec(), with(|t| t.termination_notice = 51), 1_000, Error::NoticeTooLong);
+		// 100 blocks at up to 10: at least 1000.
+		refuse(spec(), terms(), 999, Error::DepositTooLow);
+		refuse(spec(), with(|t| t.duration = None), 999, Error::DepositTooLow);
+		refuse(spec(), terms(), ENDOWMENT + 1, Error::InsufficientBalance);
+		assert_noop!(
+			Market::create_order(RuntimeOrigin::none(), spec(), terms(), 1_000),
+			DispatchError::BadOrigin
+		);
+	});
+}
+
+#[test]
+fn place_bid_locks_collateral_and_holds_a_deposit() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 8);
+		assert_eq!(locked(P1), COLLATERAL_PER_GPU);
+		assert_eq!(bid_deposits(P1), BID_DEPOSIT);
+		let b = Bids::<Test>::get(id, P1).unwrap();
+		assert_eq!((b.price_per_block, b.devices.to_vec(), b.sequence), (8, vec![dev(P1, 0)], 0));
+		assert_eq!(order(id).bid_count, 1);
+		assert_eq!(
+			last_event(),
+			Event::BidPlaced {
+				order: id,
+				provider: P1,
+				price_per_block: 8,
+				devices: 1,
+				collateral: COLLATERAL_PER_GPU
+			}
+		);
+	});
+}
+
+#[test]
+fn place_bid_refuses_bad_bids() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		let place = |who: u64, order: OrderId, price: Balance, devices: Vec<DeviceId>| {
+			Market::place_bid(RuntimeOrigin::signed(who), order, price, devices)
+		};
+		assert_noop!(place(P1, 7, 5, vec![dev(P1, 0)]), Error::<Test>::UnknownOrder);
+		assert_noop!(place(BUYER, id, 5, vec![dev(P1, 0)]), Error::<Test>::BuyerCannotBid);
+		assert_noop!(place(P1, id, 0, vec![dev(P1, 0)]), Error::<Test>::ZeroPrice);
+		assert_noop!(place(P1, id, 11, vec![dev(P1, 0)]), Error::<Test>::PriceAboveCeiling);
+		assert_noop!(place(P1, id, 5, vec![dev(P1, 0); 5]), Error::<Test>::TooManyDevices);
+		// What the registry refuses, it names.
+		assert_noop!(
+			place(PAUSED, id, 5, vec![dev(PAUSED, 0)]),
+			DispatchError::Other("ProviderNotActive")
+		);
+		assert_noop!(place(P1, id, 5, vec![dev(P2, 0)]), DispatchError::Other("NotYourDevice"));
+		assert_noop!(place(P1, id, 5, vec![dev(P1, 0), dev(P1, 1)]), DispatchError::Other("Unfit"));
+		commit_elsewhere(dev(P1, 1));
+		assert_noop!(place(P1, id, 5, vec![dev(P1, 1)]), DispatchError::Other("DeviceCommitted"));
+
+		bid(P1, id, 5);
+		assert_noop!(place(P1, id, 4, vec![dev(P1, 0)]), Error::<Test>::AlreadyBid);
+		bid(P2, id, 5);
+		bid(P3, id, 5);
+		assert_noop!(place(PAUSED, id, 5, vec![dev(PAUSED, 0)]), Error::<Test>::TooManyBids);
+
+		let mut manual = terms();
+		manual.auto_accept = false;
+		let late = create(BUYER, manual, 1_000);
+		bid(P2, late, 5);
+		run_to_block(11);
+		assert_noop!(place(P3, late, 5, vec![dev(P3, 1)]), Error::<Test>::BiddingClosed);
+	});
+}
+
+#[test]
+fn a_bid_needs_free_bond_and_a_deposit() {
+	ExtBuilder::build_and_execute(|| {
+		let mut two = terms();
+		two.requirements.gpu_count = 2;
+		let orders: Vec<_> = (0..6).map(|_| create(BUYER, two.clone(), 1_000)).collect();
+		// A bond of 1000 backs five two-GPU bids of 200 each.
+		for id in &orders[..5] {
+			assert_ok!(Market::place_bid(
+				RuntimeOrigin::signed(P1),
+				*id,
+				5,
+				vec![dev(P1, 0), dev(P1, 1)]
+			));
+		}
+		assert_noop!(
+			Market::place_bid(
+				RuntimeOrigin::signed(P1),
+				orders[5],
+				5,
+				vec![dev(P1, 0), dev(P1, 1)]
+			),
+			DispatchError::Other("InsufficientFreeBond")
+		);
+		Balances::set_balance(&P2, 5);
+		assert_noop!(
+			Market::place_bid(
+				RuntimeOrigin::signed(P2),
+				orders[0],
+				5,
+				vec![dev(P2, 0), dev(P2, 1)]
+			),
+			Error::<Test>::InsufficientBalance
+		);
+		// Put P2's money back for the final count.
+		Balances::set_balance(&P2, ENDOWMENT);
+	});
+}
+
+#[test]
+fn retract_bid_releases_collateral_and_deposit() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 8);
+		assert_noop!(Market::retract_bid(RuntimeOrigin::signed(P2), id), Error::<Test>::UnknownBid);
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
+		assert_eq!((locked(P1), bid_deposits(P1), free(P1)), (0, 0, ENDOWMENT));
+		assert_eq!(order(id).bid_count, 0);
+		assert_eq!(last_event(), Event::BidRetracted { order: id, provider: P1 });
+		// A retracted bid may be placed again.
+		bid(P1, id, 7);
+	});
+}
+
+#[test]
+fn cancel_order_returns_everything() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 8);
+		bid(P2, id, 9);
+		assert_noop!(
+			Market::cancel_order(RuntimeOrigin::signed(OTHER_BUYER), id),
+			Error::<Test>::NotBuyer
+		);
+		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!((escrow(BUYER), free(BUYER)), (0, ENDOWMENT));
+		for p in [P1, P2] {
+			assert_eq!((locked(p), bid_deposits(p), free(p)), (0, 0, ENDOWMENT));
+		}
+		assert!(Orders::<Test>::get(id).is_none());
+		assert!(Deadlines::<Test>::get(11).is_empty());
+		assert_eq!(last_event(), Event::OrderCancelled { order: id, refunded: 1_000 });
+		assert_noop!(
+			Market::cancel_order(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::UnknownOrder
+		);
+		// Nothing happens at the old deadline.
+		run_to_block(11);
+	});
+}
+
+#[test]
+fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
+	ExtBuilder::build_and_execute(|| {
+		let mut manual = terms();
+		manual.auto_accept = false;
+		let id = create(BUYER, manual, 1_500);
+		bid(P1, id, 8);
+		bid(P2, id, 6);
+		assert_noop!(
+			Market::accept_bid(RuntimeOrigin::signed(OTHER_BUYER), id, P1),
+			Error::<Test>::NotBuyer
+		);
+		assert_noop!(
+			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P3),
+			Error::<Test>::UnknownBid
+		);
+		// The buyer need not take the cheapest.
+		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1));
+
+		// 100 blocks at 8 go into the stream; the other 700 come back.
+		assert_eq!((escrow(BUYER), stream_escrow(BUYER)), (0, 800));
+		assert_eq!(free(BUYER), ENDOWMENT - 800);
+		let lease = &leases()[0];
+		assert_eq!((lease.provider, lease.price_per_block, lease.escrow), (P1, 8, 800));
+		assert_eq!(
+			(lease.collateral, lease.duration, lease.devices.clone()),
+			(100, Some(100), vec![dev(P1, 0)])
+		);
+		// The winner's collateral stays locked for the lease; the loser gets everything back.
+		assert_eq!((locked(P1), bid_deposits(P1)), (COLLATERAL_PER_GPU, 0));
+		assert_eq!((locked(P2), bid_deposits(P2), free(P2)), (0, 0, ENDOWMENT));
+		assert_eq!(order(id).status, OrderStatus::Leased { lease: 0 });
+		assert_eq!(
+			last_event(),
+			Event::BidAccepted {
+				order: id,
+				provider: P1,
+				lease: 0,
+				price_per_block: 8,
+				escrow: 800,
+				refunded: 700,
+				automatic: false
+			}
+		);
+		assert_noop!(
+			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1),
+			Error::<Test>::OrderNotOpen
+		);
+		assert_noop!(
+			Market::cancel_order(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::OrderNotOpen
+		);
+		assert_noop!(
+			Market::place_bid(RuntimeOrigin::signed(P3), id, 5, vec![dev(P3, 0)]),
+			Error::<Test>::OrderNotOpen
+		);
+	});
+}
+
+#[test]
+fn an_open_ended_order_moves_all_its_escrow_into_the_stream() {
+	ExtBuilder::build_and_execute(|| {
+		let mut open = terms();
+		open.duration = None;
+		let id = create(BUYER, open, 5_000);
+		bid(P1, id, 8);
+		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1));
+		assert_eq!((escrow(BUYER), stream_escrow(BUYER)), (0, 5_000));
+		assert_eq!(leases()[0].duration, None);
+	});
+}
+
+#[test]
+fn auto_accept_picks_the_lowest_price_at_the_close_of_the_window() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 9);
+		bid(P2, id, 7);
+		bid(P3, id, 8);
+		run_to_block(10);
+		assert_eq!(order(id).status, OrderStatus::Open);
+		run_to_block(11);
+		assert_eq!(order(id).status, OrderStatus::Leased { lease: 0 });
+		assert_eq!(leases()[0].provider, P2);
+		assert!(matches!(last_event(), Event::BidAccepted { provider: P2, automatic: true, .. }));
+		assert_eq!((locked(P1), locked(P2), locked(P3)), (0, COLLATERAL_PER_GPU, 0));
+	});
+}
+
+#[test]
+fn ties_go_to_higher_reputation_then_to_the_earlier_bid() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 7);
+		bid(P2, id, 7);
+		bid(P3, id, 7);
+		set_reputation(P3, Permill::from_percent(90));
+		assert_eq!(Market::ranking(id), vec![P3, P1, P2]);
+		set_reputation(P3, Permill::from_percent(10));
+		assert_eq!(Market::ranking(id), vec![P1, P2, P3]);
+		run_to_block(11);
+		assert_eq!(leases()[0].provider, P1);
+	});
+}
+
+#[test]
+fn auto_accept_passes_over_a_winner_whose_devices_went_elsewhere() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 5);
+		bid(P2, id, 6);
+		commit_elsewhere(dev(P1, 0));
+		run_to_block(11);
+		assert_eq!(leases()[0].provider, P2);
+		// The passed-over bid was released like any loser.
+		assert_eq!((locked(P1), bid_deposits(P1)), (0, 0));
+	});
+}
+
+#[test]
+fn an_order_without_bids_expires_at_the_close_of_the_window() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		run_to_block(11);
+		assert!(Orders::<Test>::get(id).is_none());
+		assert_eq!((escrow(BUYER), free(BUYER)), (0, ENDOWMENT));
+		assert_eq!(last_event(), Event::OrderExpired { order: id, refunded: 1_000 });
+	});
+}
+
+#[test]
+fn a_manual_order_waits_for_its_buyer_then_expires() {
+	ExtBuilder::build_and_execute(|| {
+		let mut manual = terms();
+		manual.auto_accept = false;
+		let first = create(BUYER, manual.clone(), 1_000);
+		let second = create(OTHER_BUYER, manual, 1_000);
+		bid(P1, first, 5);
+		bid(P2, second, 5);
+		run_to_block(11);
+		// Bidding is over, accepting is not.
+		assert_eq!(order(first).deadline, Some(11 + ACCEPT_PERIOD));
+		assert_noop!(
+			Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)]),
+			Error::<Test>::BiddingClosed
+		);
+		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), first, P1));
+		run_to_block(11 + ACCEPT_PERIOD);
+		assert!(Orders::<Test>::get(second).is_none());
+		assert_eq!((free(OTHER_BUYER), locked(P2), free(P2)), (ENDOWMENT, 0, ENDOWMENT));
+		assert_eq!(last_event(), Event::OrderExpired { order: second, refunded: 1_000 });
+	});
+}
+
+#[test]
+fn a_full_deadline_bucket_spills_into_the_next_block() {
+	ExtBuilder::build_and_execute(|| {
+		let ids: Vec<_> = (0..3).map(|_| create(BUYER, terms(), 1_000)).collect();
+		assert_eq!(Deadlines::<Test>::get(11).to_vec(), vec![ids[0], ids[1]]);
+		assert_eq!(order(ids[2]).deadline, Some(12));
+		run_to_block(11);
+		assert!(Orders::<Test>::get(ids[1]).is_none());
+		assert!(Orders::<Test>::get(ids[2]).is_some());
+		run_to_block(12);
+		assert!(Orders::<Test>::get(ids[2]).is_none());
+	});
+}
+
+#[test]
+fn try_state_catches_escrow_that_does_not_add_up() {
+	ExtBuilder::build().execute_with(|| {
+		let id = create(BUYER, terms(), 1_000);
+		Orders::<Test>::mutate(id, |o| o.as_mut().unwrap().deposit = 999);
+		assert!(Market::do_try_state().is_err());
+	});
+}

@@ -1,0 +1,127 @@
+//! Orders, their terms, and bids.
+
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use frame::prelude::*;
+use scale_info::TypeInfo;
+use stint_primitives::{DeviceId, GpuRequirements, JobSpec, LeaseId};
+
+/// What a buyer asks for besides the job itself: hardware, price, time, and how a bid is chosen.
+#[derive(
+	Clone,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub struct OrderTerms<Balance, BlockNumber> {
+	/// The GPUs the job needs.
+	pub requirements: GpuRequirements,
+	/// The most the buyer pays per block. Bids above it are refused.
+	pub max_price_per_block: Balance,
+	/// `Some(blocks)` runs the job for that long; `None` runs it while the escrow lasts.
+	pub duration: Option<BlockNumber>,
+	/// Blocks during which providers may bid, from the order's creation.
+	pub bid_window: BlockNumber,
+	/// When the window closes, accept the best bid without the buyer.
+	pub auto_accept: bool,
+	/// How many independent leases to run. Only 1 is supported for now.
+	pub replicas: u32,
+	/// Blocks of notice a provider must give before ending the lease early.
+	pub termination_notice: BlockNumber,
+}
+
+/// Where an order is in its life. Cancelled and expired orders are removed.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum OrderStatus {
+	/// Taking bids (inside the window) or waiting for the buyer to accept one.
+	Open,
+	/// A bid was accepted and became this lease.
+	Leased { lease: LeaseId },
+}
+
+/// A buyer's order.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct Order<AccountId, Balance, BlockNumber> {
+	pub buyer: AccountId,
+	pub spec: JobSpec,
+	pub terms: OrderTerms<Balance, BlockNumber>,
+	/// The escrow held on the buyer while the order is open (zero once leased).
+	pub deposit: Balance,
+	pub created_at: BlockNumber,
+	/// The first block in which bids are refused.
+	pub bids_close_at: BlockNumber,
+	pub status: OrderStatus,
+	/// Bids standing now.
+	pub bid_count: u32,
+	/// Bids ever placed: the next bid's sequence number, which breaks ties.
+	pub bids_placed: u32,
+	/// The block whose deadline bucket holds this order, while it is open.
+	pub deadline: Option<BlockNumber>,
+}
+
+/// A provider's offer to run an order.
+#[derive(
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	CloneNoBound,
+	PartialEqNoBound,
+	EqNoBound,
+	DebugNoBound,
+)]
+#[scale_info(skip_type_params(MaxGpus))]
+pub struct Bid<
+	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
+	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
+	MaxGpus: Get<u32>,
+> {
+	pub price_per_block: Balance,
+	/// The exact registered devices the provider will use.
+	pub devices: BoundedVec<DeviceId, MaxGpus>,
+	/// Bond locked while the bid stands, and for the lease if it wins.
+	pub collateral: Balance,
+	/// Held on the provider while the bid stands.
+	pub deposit: Balance,
+	pub placed_at: BlockNumber,
+	/// The order's count of bids before this one: earlier bids win ties.
+	pub sequence: u32,
+}
+
+/// The order type for a runtime.
+pub type OrderOf<T> = Order<
+	<T as frame_system::Config>::AccountId,
+	crate::BalanceOf<T>,
+	frame_system::pallet_prelude::BlockNumberFor<T>,
+>;
+
+/// The terms type for a runtime.
+pub type TermsOf<T> =
+	OrderTerms<crate::BalanceOf<T>, frame_system::pallet_prelude::BlockNumberFor<T>>;
+
+/// The bid type for a runtime.
+pub type BidOf<T> = Bid<
+	crate::BalanceOf<T>,
+	frame_system::pallet_prelude::BlockNumberFor<T>,
+	<T as crate::Config>::MaxGpusPerOrder,
+>;

@@ -1,0 +1,80 @@
+//! The market, the leases and the payment streams: collateral, deposits, windows and deadlines.
+
+use polkadot_sdk::*;
+
+use frame_support::{parameter_types, traits::ConstU32, PalletId};
+use sp_runtime::{traits::AccountIdConversion, Permill};
+
+use crate::{
+	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Providers, Runtime,
+	RuntimeHoldReason, Streams, DAYS, HOURS, MINUTES, STINT,
+};
+
+parameter_types! {
+	/// Bond locked per GPU behind every bid and lease: what a no-show or a missed result costs.
+	pub const CollateralPerGpu: Balance = 10 * STINT;
+	/// Held for every standing bid, returned when it is accepted, retracted or released.
+	pub const BidDeposit: Balance = STINT;
+	pub const MinOrderDeposit: Balance = 10 * STINT;
+	/// Two blocks: enough for a provider's worker to see the order and bid.
+	pub const MinBidWindow: BlockNumber = 2;
+	pub const MaxBidWindow: BlockNumber = DAYS;
+	pub const AcceptPeriod: BlockNumber = HOURS;
+	pub const MaxTerminationNotice: BlockNumber = DAYS;
+
+	pub const AckDeadline: BlockNumber = 10 * MINUTES;
+	pub const ResultGrace: BlockNumber = HOURS;
+	pub const CheckpointInterval: BlockNumber = HOURS;
+
+	pub const GracePeriod: BlockNumber = 10 * MINUTES;
+	/// No protocol take yet; governance may set one.
+	pub const TakeRate: Permill = Permill::zero();
+	pub const TreasuryPalletId: PalletId = PalletId(*b"stint/tr");
+	pub TreasuryAccount: AccountId = TreasuryPalletId::get().into_account_truncating();
+}
+
+impl pallet_market::Config for Runtime {
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type Registry = Providers;
+	type Collateral = Bonds;
+	type Leases = Leases;
+	type CollateralPerGpu = CollateralPerGpu;
+	type BidDeposit = BidDeposit;
+	type MinOrderDeposit = MinOrderDeposit;
+	type MinBidWindow = MinBidWindow;
+	type MaxBidWindow = MaxBidWindow;
+	type AcceptPeriod = AcceptPeriod;
+	type MaxTerminationNotice = MaxTerminationNotice;
+	type MaxBidsPerOrder = ConstU32<32>;
+	/// As many as a provider may register.
+	type MaxGpusPerOrder = ConstU32<16>;
+	type MaxDeadlinesPerBlock = ConstU32<16>;
+	type WeightInfo = pallet_market::weights::SubstrateWeight<Runtime>;
+}
+
+impl pallet_leases::Config for Runtime {
+	type Balance = Balance;
+	type Registry = Providers;
+	type Collateral = Bonds;
+	type Slashing = Bonds;
+	type Streams = Streams;
+	type Reputation = Providers;
+	type AckDeadline = AckDeadline;
+	type ResultGrace = ResultGrace;
+	type CheckpointInterval = CheckpointInterval;
+	type MaxGpusPerLease = ConstU32<16>;
+	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
+}
+
+impl pallet_streams::Config for Runtime {
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type GracePeriod = GracePeriod;
+	type TakeRate = TakeRate;
+	type Treasury = TreasuryAccount;
+	type Observer = Leases;
+	type MaxDepositors = ConstU32<8>;
+	type MaxWakeupsPerBlock = ConstU32<64>;
+	type WeightInfo = pallet_streams::weights::SubstrateWeight<Runtime>;
+}

@@ -1,0 +1,439 @@
+//! The market's whole life on the real runtime, with every Stint pallet: order → bids → accept
+//! (automatic and by hand) → ack → stream → result, and every other way a lease ends. After every
+//! step: all pallets' `try_state` holds, and money is conserved (the issuance only falls by what
+//! slashes burn, and every unit is in some account).
+
+use crate::{
+	genesis_config_presets::tests::build, Balances, Bonds, Leases, Market, Providers, Runtime,
+	RuntimeOrigin, Streams, System, STINT,
+};
+use frame_support::{
+	assert_noop, assert_ok,
+	traits::{fungible::Inspect, Hooks},
+};
+use pallet_leases::{LeaseStatus, TerminationReason};
+use pallet_market::{OrderStatus, OrderTerms, TermsOf};
+use polkadot_sdk::{
+	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
+};
+use stint_primitives::{
+	Balance, ComputeCapability, DeviceId, GpuRequirements, JobSpec, LeaseId, Report, ReportKind,
+	ResultCommitment,
+};
+
+type AccountId = crate::AccountId;
+
+const DIGEST_HEX: &str = "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592";
+
+fn alice() -> AccountId {
+	Keyring::Alice.to_account_id()
+}
+fn bob() -> AccountId {
+	Keyring::Bob.to_account_id()
+}
+fn eve() -> AccountId {
+	Keyring::Eve.to_account_id()
+}
+fn ferdie() -> AccountId {
+	Keyring::Ferdie.to_account_id()
+}
+
+/// The `i`-th GPU of an example provider (`eve` or `ferdie`), as the dev preset registers it.
+fn gpu(provider: &str, i: u8) -> DeviceId {
+	sp_io::hashing::blake2_256(format!("GPU-{provider}-{i}").as_bytes())
+}
+
+fn digest() -> [u8; 32] {
+	stint_primitives::image_digest(format!("x@sha256:{DIGEST_HEX}").as_bytes()).unwrap()
+}
+
+fn spec() -> JobSpec {
+	JobSpec {
+		image: format!("ghcr.io/acme/train@sha256:{DIGEST_HEX}").into_bytes().try_into().unwrap(),
+		command: Default::default(),
+		env: Default::default(),
+		inputs: Default::default(),
+		max_output_bytes: 1 << 30,
+	}
+}
+
+/// One GPU with at least 80 GB, up to 1 STINT per block for `duration`, bids for 2 blocks.
+fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> TermsOf<Runtime> {
+	OrderTerms {
+		requirements: GpuRequirements {
+			gpu_count: 1,
+			min_vram_mib: 80_000,
+			min_compute_capability: ComputeCapability { major: 9, minor: 0 },
+			models: Default::default(),
+			min_cuda_driver_version: 12_000,
+			region: None,
+			min_reputation: Default::default(),
+		},
+		max_price_per_block: STINT,
+		duration,
+		bid_window: 2,
+		auto_accept,
+		replicas: 1,
+		termination_notice: notice,
+	}
+}
+
+/// The chain's books: what it started with, and what slashes burnt since.
+struct Books {
+	issuance: Balance,
+}
+
+impl Books {
+	fn open() -> Self {
+		System::set_block_number(1);
+		Self { issuance: Balances::total_issuance() }
+	}
+
+	/// Every pallet's invariants hold; the issuance fell by exactly `burnt` so far; every unit
+	/// of it is in some account.
+	fn check(&self, burnt: Balance) {
+		Providers::do_try_state().expect("registry invariants");
+		Bonds::do_try_state().expect("bond invariants");
+		Market::do_try_state().expect("market invariants");
+		Leases::do_try_state().expect("lease invariants");
+		Streams::do_try_state().expect("stream invariants");
+		assert_eq!(Balances::total_issuance(), self.issuance - burnt, "issuance");
+		let everywhere: Balance = frame_system::Account::<Runtime>::iter()
+			.map(|(_, info)| info.data.free + info.data.reserved)
+			.sum();
+		assert_eq!(everywhere, Balances::total_issuance(), "every unit is in some account");
+	}
+}
+
+fn run_to(n: u32) {
+	while System::block_number() < n {
+		let next = System::block_number() + 1;
+		System::set_block_number(next);
+		Market::on_initialize(next);
+		Streams::on_initialize(next);
+	}
+}
+
+fn free(who: &AccountId) -> Balance {
+	Balances::balance(who)
+}
+
+fn order(buyer: &AccountId, terms: TermsOf<Runtime>, deposit: Balance) -> u64 {
+	let id = pallet_market::NextOrderId::<Runtime>::get();
+	assert_ok!(Market::create_order(RuntimeOrigin::signed(buyer.clone()), spec(), terms, deposit));
+	id
+}
+
+fn bid(provider: &AccountId, order: u64, price: Balance, device: DeviceId) {
+	assert_ok!(Market::place_bid(
+		RuntimeOrigin::signed(provider.clone()),
+		order,
+		price,
+		vec![device]
+	));
+}
+
+fn lease_of(order: u64) -> LeaseId {
+	match pallet_market::Orders::<Runtime>::get(order).unwrap().status {
+		OrderStatus::Leased { lease } => lease,
+		other => panic!("order {order} is {other:?}"),
+	}
+}
+
+fn status(lease: LeaseId) -> LeaseStatus {
+	pallet_leases::Leases::<Runtime>::get(lease).unwrap().status
+}
+
+fn result(exit_code: i32) -> ResultCommitment {
+	ResultCommitment {
+		output_root: [1; 32],
+		receipt_hash: [2; 32],
+		exit_code,
+		gpu_seconds: 3_600,
+		image_digest: digest(),
+	}
+}
+
+/// Eve's worker (`//Eve//stash`) signs the report of `kind` for `lease` on this chain.
+fn signed(lease: LeaseId, kind: ReportKind, c: &ResultCommitment) -> sp_core::sr25519::Signature {
+	let report = Report::new(Leases::genesis_hash(), lease, kind, *c);
+	Keyring::EveStash.pair().sign(&report.signing_bytes())
+}
+
+fn locked(who: &AccountId) -> Balance {
+	pallet_bonds::Ledgers::<Runtime>::get(who).map(|l| l.locked).unwrap_or_default()
+}
+
+const COLLATERAL: Balance = 10 * STINT;
+
+#[test]
+fn order_bids_auto_accept_ack_stream_result() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (alice0, eve0) = (free(&alice()), free(&eve()));
+
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		books.check(0);
+		// The registry answers what Eve and Ferdie can serve: one fitting GPU each.
+		assert_eq!(Market::servable_orders(&eve(), None, 10), vec![(id, vec![gpu("eve", 0)])]);
+		bid(&eve(), id, STINT / 2, gpu("eve", 0));
+		bid(&ferdie(), id, STINT * 6 / 10, gpu("ferdie", 0));
+		assert_eq!((locked(&eve()), locked(&ferdie())), (COLLATERAL, COLLATERAL));
+		books.check(0);
+
+		run_to(3);
+		let lease = lease_of(id);
+		assert_eq!(status(lease), LeaseStatus::AwaitingAck);
+		// Ferdie lost: everything released. Eve's GPU is committed, its collateral locked.
+		assert_eq!((locked(&eve()), locked(&ferdie())), (COLLATERAL, 0));
+		assert_eq!(
+			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&gpu("eve", 0)),
+			Some(lease)
+		);
+		assert_eq!(Leases::leases_of(&eve()).len(), 1);
+		// The escrow for 100 blocks at 0.5 went into the stream; the other 50 came back.
+		assert_eq!(free(&alice()), alice0 - 50 * STINT);
+		books.check(0);
+
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+		run_to(53);
+		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
+		assert_eq!(
+			<Streams as stint_traits::PaymentStreams<_, _, _>>::owed(stream),
+			Some(25 * STINT)
+		);
+		books.check(0);
+
+		// Anyone (here Bob) sends the result Eve's worker signed.
+		let c = result(0);
+		assert_ok!(Leases::submit_result(
+			RuntimeOrigin::signed(bob()),
+			lease,
+			c,
+			signed(lease, ReportKind::Final, &c)
+		));
+		assert_eq!(status(lease), LeaseStatus::Completed);
+		assert_eq!(free(&eve()), eve0 + 25 * STINT);
+		assert_eq!(free(&alice()), alice0 - 25 * STINT);
+		assert_eq!(locked(&eve()), 0);
+		assert!(Leases::leases_of(&eve()).is_empty());
+		assert_eq!(
+			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&gpu("eve", 0)),
+			None
+		);
+		books.check(0);
+	});
+}
+
+#[test]
+fn manual_accept_then_the_buyer_closes_early() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (alice0, ferdie0) = (free(&alice()), free(&ferdie()));
+		let id = order(&alice(), terms(None, false, 0), 100 * STINT);
+		bid(&eve(), id, STINT / 2, gpu("eve", 0));
+		bid(&ferdie(), id, STINT, gpu("ferdie", 1));
+		run_to(3);
+		assert_eq!(pallet_market::Orders::<Runtime>::get(id).unwrap().status, OrderStatus::Open);
+		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), id, ferdie()));
+		let lease = lease_of(id);
+		books.check(0);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(ferdie()), lease));
+		run_to(13);
+		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(alice()), lease));
+		assert_eq!(
+			status(lease),
+			LeaseStatus::Terminated { reason: TerminationReason::ClosedByBuyer }
+		);
+		assert_eq!((free(&alice()), free(&ferdie())), (alice0 - 10 * STINT, ferdie0 + 10 * STINT));
+		books.check(0);
+	});
+}
+
+#[test]
+fn depletion_grace_top_up_resume_then_termination_for_funds() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let eve0 = free(&eve());
+		// Open-ended at 1 STINT per block with 10 STINT: runs out 10 blocks after the ack.
+		let id = order(&alice(), terms(None, true, 0), 10 * STINT);
+		bid(&eve(), id, STINT, gpu("eve", 1));
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
+		run_to(13);
+		assert_eq!(status(lease), LeaseStatus::Suspended);
+		books.check(0);
+		// Bob tops it up during grace: it resumes.
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(bob()), stream, 5 * STINT));
+		assert_eq!(status(lease), LeaseStatus::Running);
+		books.check(0);
+		run_to(18);
+		assert_eq!(status(lease), LeaseStatus::Suspended);
+		let grace = <Runtime as pallet_streams::Config>::GracePeriod::get();
+		run_to(18 + grace);
+		assert_eq!(
+			status(lease),
+			LeaseStatus::Terminated { reason: TerminationReason::InsufficientFunds }
+		);
+		assert_eq!(free(&eve()), eve0 + 15 * STINT);
+		assert_eq!(locked(&eve()), 0);
+		books.check(0);
+	});
+}
+
+#[test]
+fn a_no_show_is_slashed_and_the_buyer_made_whole() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (alice0, bob0) = (free(&alice()), free(&bob()));
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		bid(&eve(), id, STINT, gpu("eve", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		let deadline = <Runtime as pallet_leases::Config>::AckDeadline::get();
+		assert_noop!(
+			Leases::report_no_show(RuntimeOrigin::signed(bob()), lease),
+			pallet_leases::Error::<Runtime>::AckNotOverdue
+		);
+		run_to(3 + deadline + 1);
+		assert_ok!(Leases::report_no_show(RuntimeOrigin::signed(bob()), lease));
+		// Alice gets all her escrow back and half the collateral; Bob a tenth; the rest burns.
+		assert_eq!(free(&alice()), alice0 + COLLATERAL / 2);
+		assert_eq!(free(&bob()), bob0 + COLLATERAL / 10);
+		assert_eq!(status(lease), LeaseStatus::Terminated { reason: TerminationReason::NoShow });
+		books.check(COLLATERAL * 4 / 10);
+	});
+}
+
+#[test]
+fn a_missed_result_is_slashed() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let id = order(&alice(), terms(Some(10), true, 0), 10 * STINT);
+		bid(&eve(), id, STINT, gpu("eve", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+		let grace = <Runtime as pallet_leases::Config>::ResultGrace::get();
+		run_to(13 + grace + 1);
+		// The job ran its ten blocks and was paid; its result never came.
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(bob()), lease));
+		assert_eq!(
+			status(lease),
+			LeaseStatus::Terminated { reason: TerminationReason::MissedResult }
+		);
+		books.check(COLLATERAL * 4 / 10);
+	});
+}
+
+#[test]
+fn a_provider_terminates_with_notice_or_is_slashed() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let first = order(&alice(), terms(None, true, 5), 100 * STINT);
+		let second = order(&bob(), terms(None, true, 5), 100 * STINT);
+		bid(&eve(), first, STINT, gpu("eve", 0));
+		bid(&eve(), second, STINT, gpu("eve", 1));
+		run_to(3);
+		let (a, b) = (lease_of(first), lease_of(second));
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), a));
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), b));
+		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(eve()), a));
+		run_to(8);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), a));
+		assert_eq!(
+			status(a),
+			LeaseStatus::Terminated { reason: TerminationReason::ProviderNotice }
+		);
+		books.check(0);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), b));
+		assert_eq!(
+			status(b),
+			LeaseStatus::Terminated { reason: TerminationReason::ProviderWithoutNotice }
+		);
+		assert_eq!(locked(&eve()), 0);
+		// No reporter: the buyer's half goes to Bob, the other half burns.
+		books.check(COLLATERAL / 2);
+	});
+}
+
+#[test]
+fn a_signature_for_another_lease_or_chain_is_refused() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let first = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		let second = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		bid(&eve(), first, STINT, gpu("eve", 0));
+		bid(&eve(), second, STINT, gpu("eve", 1));
+		run_to(3);
+		let (a, b) = (lease_of(first), lease_of(second));
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), a));
+		let c = result(0);
+		assert_noop!(
+			Leases::submit_result(
+				RuntimeOrigin::signed(bob()),
+				a,
+				c,
+				signed(b, ReportKind::Final, &c)
+			),
+			pallet_leases::Error::<Runtime>::BadSignature
+		);
+		let other_chain = Report::new([0; 32], a, ReportKind::Final, c);
+		let sig = Keyring::EveStash.pair().sign(&other_chain.signing_bytes());
+		assert_noop!(
+			Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig),
+			pallet_leases::Error::<Runtime>::BadSignature
+		);
+		// Eve's account key is not her worker key.
+		let sig = Keyring::Eve
+			.pair()
+			.sign(&Report::new(Leases::genesis_hash(), a, ReportKind::Final, c).signing_bytes());
+		assert_noop!(
+			Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig),
+			pallet_leases::Error::<Runtime>::BadSignature
+		);
+		assert_ok!(Leases::submit_result(
+			RuntimeOrigin::signed(bob()),
+			a,
+			c,
+			signed(a, ReportKind::Final, &c)
+		));
+		assert_noop!(
+			Leases::submit_result(
+				RuntimeOrigin::signed(bob()),
+				a,
+				c,
+				signed(a, ReportKind::Final, &c)
+			),
+			pallet_leases::Error::<Runtime>::NotRunning
+		);
+		books.check(0);
+	});
+}
+
+#[test]
+fn open_orders_page_and_leased_orders_leave_the_list() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let ids: Vec<u64> =
+			(0..3).map(|_| order(&alice(), terms(Some(100), true, 0), 100 * STINT)).collect();
+		let first = Market::open_orders(None, 2);
+		assert_eq!(first.len(), 2);
+		let rest = Market::open_orders(Some(first[1].0), 2);
+		assert_eq!(rest.len(), 1);
+		let mut seen: Vec<u64> = first.iter().chain(rest.iter()).map(|(id, _)| *id).collect();
+		seen.sort();
+		assert_eq!(seen, ids);
+		bid(&eve(), ids[0], STINT, gpu("eve", 0));
+		run_to(3);
+		// One became a lease; the two without bids expired.
+		assert!(Market::open_orders(None, 10).is_empty());
+		assert_eq!(status(lease_of(ids[0])), LeaseStatus::AwaitingAck);
+		// Eve's committed GPU is no longer offered; her other one is.
+		let later = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		assert_eq!(Market::servable_orders(&eve(), None, 10), vec![(later, vec![gpu("eve", 1)])]);
+		books.check(0);
+	});
+}
