@@ -15,6 +15,12 @@ pub use hardware::*;
 pub use job::*;
 pub use report::*;
 
+/// Re-exported for the software around the runtime, which builds these types.
+pub use polkadot_sdk::{
+	sp_arithmetic::Permill,
+	sp_core::{bounded::BoundedVec, ConstU32},
+};
+
 /// An account's balance, in the smallest unit (1 STINT = 10^12 units).
 pub type Balance = u128;
 /// A block number.

@@ -53,3 +53,4 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 }
 
 mod lifecycle;
+mod metadata;

@@ -1,0 +1,307 @@
+//! A typed client for Stint: every call and query of Stint's pallets and `MarketApi`, generated
+//! from the metadata committed in `client/metadata.scale` (a test in the runtime fails when it no
+//! longer matches; `scripts/update-metadata.sh` rewrites it).
+//!
+//! - [`Client::connect`] to a node, [`Client::submit`] a call signed by a [`Keypair`] (from a
+//!   secret URI such as `//Alice`, or a key file: see [`keypair`]), following its progress to
+//!   inclusion or finality;
+//! - a refused call comes back as [`Error::Dispatch`] with the pallet's error name and its doc
+//!   text, e.g. `Market.PriceAboveCeiling: The price is above the order's ceiling.`;
+//! - reads: orders, bids, leases, streams, providers and bonds, and the runtime API.
+
+use std::{fmt, path::Path, str::FromStr};
+
+use subxt::{
+	error::{DispatchError, TransactionEventsError, TransactionProgressError},
+	tx::TransactionStatus,
+	utils::AccountId32,
+	OnlineClient, PolkadotConfig,
+};
+pub use subxt::{tx::Payload, utils::Static};
+pub use subxt_signer::sr25519::Keypair;
+use subxt_signer::SecretUri;
+
+mod amount;
+mod queries;
+
+pub use amount::{format_stint, parse_stint};
+pub use queries::*;
+
+/// Types and calls generated from Stint's metadata.
+#[subxt::subxt(
+	runtime_metadata_path = "metadata.scale",
+	derive_for_all_types = "Clone, Debug",
+	substitute_type(
+		path = "stint_primitives::job::JobSpec",
+		with = "::subxt::utils::Static<::stint_primitives::JobSpec>"
+	),
+	substitute_type(
+		path = "stint_primitives::hardware::GpuRequirements",
+		with = "::subxt::utils::Static<::stint_primitives::GpuRequirements>"
+	),
+	substitute_type(
+		path = "stint_primitives::hardware::GpuDevice",
+		with = "::subxt::utils::Static<::stint_primitives::GpuDevice>"
+	),
+	substitute_type(
+		path = "stint_primitives::report::ResultCommitment",
+		with = "::subxt::utils::Static<::stint_primitives::ResultCommitment>"
+	)
+)]
+pub mod runtime {}
+
+pub use runtime::runtime_types::{
+	pallet_leases::types::{Lease, LeaseStatus, TerminationReason},
+	pallet_market::types::{Bid, Order, OrderStatus, OrderTerms},
+};
+
+/// The client configuration that matches Stint's runtime (MultiAddress, MultiSignature, u128).
+pub type StintConfig = PolkadotConfig;
+/// An account on Stint.
+pub type AccountId = AccountId32;
+
+/// What can go wrong, each with a message meant for a person.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+	/// The node could not be reached.
+	#[error("cannot connect to {url}: {reason} (is a node running there? start one with scripts/run-dev.sh)")]
+	Connect { url: String, reason: String },
+	/// A secret URI or key file that is not a usable sr25519 key.
+	#[error("bad key: {0}")]
+	Key(String),
+	/// The chain refused the call: the pallet's error and its documentation.
+	#[error("{pallet}.{error}: {docs}")]
+	Dispatch { pallet: String, error: String, docs: String },
+	/// The chain refused the call for a reason that is not a pallet error (e.g. bad origin).
+	#[error("the chain refused the call: {0}")]
+	Refused(String),
+	/// The transaction was not accepted into the pool (bad nonce, too low a balance for fees…).
+	#[error("the transaction was rejected: {0}")]
+	Rejected(String),
+	/// Something the question named does not exist.
+	#[error("{0} not found")]
+	NotFound(String),
+	/// Anything else from the RPC layer.
+	#[error("{0}")]
+	Rpc(String),
+}
+
+impl Error {
+	fn rpc(error: impl fmt::Display) -> Self {
+		Self::Rpc(error.to_string())
+	}
+}
+
+/// Loads an sr25519 keypair from a secret URI (`//Alice`, a mnemonic with an optional
+/// `//derivation`, or `0x` and a 32-byte hex seed) or, if `source` names a file, from the first
+/// line of that file.
+pub fn keypair(source: &str) -> Result<Keypair, Error> {
+	let text = if Path::new(source).is_file() {
+		std::fs::read_to_string(source)
+			.map_err(|e| Error::Key(format!("cannot read key file {source}: {e}")))?
+			.lines()
+			.next()
+			.unwrap_or_default()
+			.trim()
+			.to_string()
+	} else {
+		source.to_string()
+	};
+	let uri = SecretUri::from_str(&text).map_err(|e| Error::Key(format!("{e}")))?;
+	Keypair::from_uri(&uri).map_err(|e| Error::Key(format!("{e}")))
+}
+
+/// The account of `pair`.
+pub fn account_of(pair: &Keypair) -> AccountId {
+	pair.public_key().to_account_id()
+}
+
+/// Parses an SS58 address (or `0x` and 32 bytes of hex).
+pub fn parse_account(text: &str) -> Result<AccountId, Error> {
+	if let Some(hex) = text.strip_prefix("0x") {
+		let bytes: [u8; 32] = hex::decode(hex)
+			.ok()
+			.and_then(|b| b.try_into().ok())
+			.ok_or_else(|| Error::Key(format!("{text} is not 32 bytes of hex")))?;
+		return Ok(AccountId32(bytes));
+	}
+	AccountId32::from_str(text).map_err(|e| Error::Key(format!("{text} is not an address: {e}")))
+}
+
+/// How long [`Client::submit`] waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+	/// Until the transaction is in a best block.
+	InBlock,
+	/// Until the block holding it is finalized.
+	Finalized,
+}
+
+/// Where a submitted transaction is, as [`Client::submit`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Progress {
+	Submitted,
+	Validated,
+	Broadcast,
+	InBlock(String),
+	Finalized(String),
+}
+
+/// An event of a successful transaction: its pallet, its name, and its fields as text.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EventRecord {
+	pub pallet: String,
+	pub name: String,
+	pub fields: String,
+}
+
+/// A transaction the chain accepted and executed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Included {
+	pub block_hash: String,
+	pub extrinsic_hash: String,
+	pub events: Vec<EventRecord>,
+	#[serde(skip)]
+	raw: std::sync::Arc<subxt::extrinsics::ExtrinsicEvents<StintConfig>>,
+}
+
+impl Included {
+	/// The first event `pallet.name`, if any.
+	pub fn event(&self, pallet: &str, name: &str) -> Option<&EventRecord> {
+		self.events.iter().find(|e| e.pallet == pallet && e.name == name)
+	}
+
+	/// The first event of type `E` (e.g. `runtime::market::events::OrderCreated`), decoded.
+	pub fn find_first<E: subxt::events::DecodeAsEvent>(&self) -> Option<E> {
+		self.raw.find_first::<E>().and_then(Result::ok)
+	}
+}
+
+/// A connection to a Stint node.
+#[derive(Clone)]
+pub struct Client {
+	api: OnlineClient<StintConfig>,
+	rpc: subxt::rpcs::RpcClient,
+	url: String,
+}
+
+impl Client {
+	/// Connects to the node at `url` (e.g. `ws://127.0.0.1:9944`).
+	pub async fn connect(url: &str) -> Result<Self, Error> {
+		let refused = |reason: String| Error::Connect { url: url.to_string(), reason };
+		let rpc = subxt::rpcs::RpcClient::from_insecure_url(url)
+			.await
+			.map_err(|e| refused(e.to_string()))?;
+		let api = OnlineClient::<StintConfig>::from_rpc_client(rpc.clone())
+			.await
+			.map_err(|e| refused(e.to_string()))?;
+		Ok(Self { api, rpc, url: url.to_string() })
+	}
+
+	/// The node's address.
+	pub fn url(&self) -> &str {
+		&self.url
+	}
+
+	/// The underlying subxt client, for anything this crate does not wrap.
+	pub fn api(&self) -> &OnlineClient<StintConfig> {
+		&self.api
+	}
+
+	/// The chain's genesis hash: part of every signed worker report.
+	pub fn genesis_hash(&self) -> [u8; 32] {
+		self.api.genesis_hash().0
+	}
+
+	/// Signs `call` with `signer`, submits it, calls `progress` at every step, and waits as
+	/// `wait` says. A call the chain refuses is an [`Error::Dispatch`] naming the pallet's error.
+	pub async fn submit(
+		&self,
+		call: &impl Payload,
+		signer: &Keypair,
+		wait: Wait,
+		mut progress: impl FnMut(Progress),
+	) -> Result<Included, Error> {
+		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let mut watch = at
+			.transactions()
+			.sign_and_submit_then_watch_default(call, signer)
+			.await
+			.map_err(|e| Error::Rejected(e.to_string()))?;
+		progress(Progress::Submitted);
+		while let Some(status) = watch.next().await {
+			let status = status.map_err(progress_error)?;
+			let block = match status {
+				TransactionStatus::Validated => {
+					progress(Progress::Validated);
+					continue;
+				}
+				TransactionStatus::Broadcasted => {
+					progress(Progress::Broadcast);
+					continue;
+				}
+				TransactionStatus::NoLongerInBestBlock => continue,
+				TransactionStatus::InBestBlock(block) => {
+					progress(Progress::InBlock(hex_of(block.block_hash().as_ref())));
+					if wait == Wait::Finalized {
+						continue;
+					}
+					block
+				}
+				TransactionStatus::InFinalizedBlock(block) => {
+					progress(Progress::Finalized(hex_of(block.block_hash().as_ref())));
+					block
+				}
+				TransactionStatus::Error { message }
+				| TransactionStatus::Invalid { message }
+				| TransactionStatus::Dropped { message } => return Err(Error::Rejected(message)),
+			};
+			let events = block.wait_for_success().await.map_err(events_error)?;
+			let mut records = Vec::new();
+			for event in events.iter() {
+				let event = event.map_err(Error::rpc)?;
+				let fields = event
+					.decode_fields_unchecked_as::<subxt::dynamic::Value>()
+					.map(|v| v.to_string())
+					.unwrap_or_default();
+				records.push(EventRecord {
+					pallet: event.pallet_name().to_string(),
+					name: event.event_name().to_string(),
+					fields,
+				});
+			}
+			return Ok(Included {
+				block_hash: hex_of(block.block_hash().as_ref()),
+				extrinsic_hash: hex_of(block.extrinsic_hash().as_ref()),
+				events: records,
+				raw: std::sync::Arc::new(events),
+			});
+		}
+		Err(Error::Rejected("the node stopped reporting the transaction's progress".into()))
+	}
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+	format!("0x{}", hex::encode(bytes))
+}
+
+fn progress_error(error: TransactionProgressError) -> Error {
+	Error::Rejected(error.to_string())
+}
+
+fn events_error(error: TransactionEventsError) -> Error {
+	match error {
+		TransactionEventsError::ExtrinsicFailed(DispatchError::Module(module)) => {
+			match module.details() {
+				Ok(details) => Error::Dispatch {
+					pallet: details.pallet.name().to_string(),
+					error: details.variant.name.clone(),
+					docs: details.variant.docs.join(" "),
+				},
+				Err(_) => Error::Refused(module.details_string()),
+			}
+		}
+		TransactionEventsError::ExtrinsicFailed(other) => Error::Refused(other.to_string()),
+		other => Error::rpc(other),
+	}
+}
