@@ -14,3 +14,5 @@ if [ -f "$STINT_HOME/toolchain.env" ]; then
 fi
 # The binaries the tests start are the ones `cargo build --release` leaves here.
 export STINT_NODE_BIN="${STINT_NODE_BIN:-$CARGO_TARGET_DIR/release/stint-node}"
+# The Python with substrate-interface that scripts/setup.sh prepared.
+export STINT_PYTHON="${STINT_PYTHON:-$STINT_HOME/py/bin/python}"

@@ -37,6 +37,19 @@ else
 fi
 
 command -v cargo >/dev/null || { say "cargo not found: install Rust with rustup (https://rustup.rs) first"; exit 1; }
+
+# 1b. A client we did not write, for the compatibility test: Python's substrate-interface (PyPI),
+# in a virtual environment of our own.
+PY_ENV="$STINT_HOME/py"
+SUBSTRATE_INTERFACE="substrate-interface==1.8.1"
+if ! "$PY_ENV/bin/python" -c "import substrateinterface" 2>/dev/null; then
+	if ! python3 -m venv "$PY_ENV" >/dev/null 2>&1; then
+		command -v apt-get >/dev/null 2>&1 && apt_install python3-venv
+		python3 -m venv "$PY_ENV"
+	fi
+	say "installing $SUBSTRATE_INTERFACE (for the polkadot-compatibility test)"
+	"$PY_ENV/bin/pip" install -q "$SUBSTRATE_INTERFACE"
+fi
 say "native toolchain: $(rustc -V)"
 
 # 2. The wasm target, the normal way (STINT_WASM_TOOLCHAIN=debian skips it, to test the fallback).

@@ -1,0 +1,172 @@
+//! The `stint` binary against a real dev node: each command's happy path and its main failure,
+//! checked by reading the chain afterwards through the client, and the exit codes the README
+//! promises (3 no connection, 4 bad key, 5 bad input, 6 refused by the chain, 7 not found).
+
+use std::{path::Path, process::Command, time::Duration};
+
+use anyhow::{Context, Result};
+use stint_client::{parse_account, Client, LeaseStatus, OrderStatus};
+use stint_e2e::TestNode;
+
+const STARTUP: Duration = Duration::from_secs(90);
+const STINT: u128 = 1_000_000_000_000;
+const EVE: &str = "5HGjWAeFDfFCWPsjFQdVV2Msvz2XtMktvgocEZcCj68kUMaw";
+
+/// What a run of `stint` left: its exit code and output.
+struct Run {
+	code: i32,
+	stdout: String,
+	stderr: String,
+}
+
+fn stint(url: &str, args: &[&str]) -> Result<Run> {
+	let output = Command::new(env!("CARGO_BIN_EXE_stint"))
+		.arg("--url")
+		.arg(url)
+		.args(args)
+		.output()
+		.context("running stint")?;
+	Ok(Run {
+		code: output.status.code().unwrap_or(-1),
+		stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+		stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+	})
+}
+
+/// Runs `stint` and insists on exit code `code`.
+fn expect(url: &str, args: &[&str], code: i32) -> Result<Run> {
+	let run = stint(url, args)?;
+	assert_eq!(
+		run.code, code,
+		"stint {args:?} exited {} (expected {code})\nstdout: {}\nstderr: {}",
+		run.code, run.stdout, run.stderr
+	);
+	Ok(run)
+}
+
+fn job_file(dir: &Path, name: &str, auto_accept: bool, duration: Option<u32>) -> Result<String> {
+	let duration = duration.map(|d| format!("duration_blocks = {d}\n")).unwrap_or_default();
+	let text = format!(
+		r#"[job]
+image = "ghcr.io/acme/train@sha256:5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592"
+command = ["python", "train.py"]
+
+[gpus]
+count = 1
+min_vram_mib = 80000
+min_compute_capability = "9.0"
+region = "DE"
+
+[terms]
+max_price_per_block = "1"
+{duration}bid_window_blocks = 30
+auto_accept = {auto_accept}
+deposit = "100"
+"#
+	);
+	let path = dir.join(name);
+	std::fs::write(&path, text)?;
+	Ok(path.display().to_string())
+}
+
+#[test]
+fn without_a_node_the_cli_says_so_and_exits_3() -> Result<()> {
+	let run = expect("ws://127.0.0.1:1", &["status"], 3)?;
+	assert!(run.stderr.contains("cannot connect to ws://127.0.0.1:1"), "{}", run.stderr);
+	assert!(!run.stderr.contains("panicked"));
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn buyer_and_provider_commands_against_a_dev_node() -> Result<()> {
+	let mut node = TestNode::dev()?;
+	let client_ready = node.client(STARTUP).await?;
+	drop(client_ready);
+	let url = node.ws_url();
+	let client = Client::connect(&url).await?;
+	let dir = tempfile::tempdir()?;
+
+	// Status, plain and JSON.
+	let run = expect(&url, &["status"], 0)?;
+	assert!(run.stdout.contains("finalized block"), "{}", run.stdout);
+	let run = expect(&url, &["--json", "status"], 0)?;
+	let status: serde_json::Value = serde_json::from_str(&run.stdout)?;
+	assert_eq!(status["chain"], "Stint Development");
+
+	// Bad key, bad job file, nothing signed.
+	let job = job_file(dir.path(), "job.toml", false, None)?;
+	let run = expect(&url, &["--key", "not a key", "order", "create", &job], 4)?;
+	assert!(run.stderr.contains("bad key"), "{}", run.stderr);
+	let bad = dir.path().join("bad.toml");
+	std::fs::write(&bad, std::fs::read_to_string(&job)?.replace("\"DE\"", "\"Germany\""))?;
+	let run = expect(&url, &["--key", "//Alice", "order", "create", bad.to_str().unwrap()], 5)?;
+	assert!(run.stderr.contains("gpus.region"), "{}", run.stderr);
+	assert!(client.order(0).await?.is_none(), "nothing was ordered");
+
+	// Alice orders (open-ended, she accepts by hand).
+	let run = expect(&url, &["--key", "//Alice", "order", "create", &job], 0)?;
+	assert!(run.stdout.contains("order 0 created"), "{}", run.stdout);
+	let order = client.order(0).await?.context("order 0 on chain")?;
+	assert_eq!(order.deposit, 100 * STINT);
+	let run = expect(&url, &["--json", "order", "list"], 0)?;
+	let listed: serde_json::Value = serde_json::from_str(&run.stdout)?;
+	assert_eq!(listed[0]["order"], 0);
+	expect(&url, &["order", "show", "7"], 7)?;
+
+	// Eve's bid over the ceiling is refused by name; at 0.5 it stands.
+	let run = expect(&url, &["--key", "//Eve", "bid", "place", "0", "--price", "2"], 6)?;
+	assert!(run.stderr.contains("Market.PriceAboveCeiling"), "{}", run.stderr);
+	let run = expect(&url, &["--key", "//Eve", "bid", "servable"], 0)?;
+	assert!(run.stdout.contains("order 0: 0x"), "{}", run.stdout);
+	expect(&url, &["--key", "//Eve", "bid", "place", "0", "--price", "0.5"], 0)?;
+	let bids = client.bids(0).await?;
+	assert_eq!(bids.len(), 1);
+	assert_eq!(bids[0].1.price_per_block, STINT / 2);
+	let run = expect(&url, &["order", "show", "0"], 0)?;
+	assert!(run.stdout.contains("0.5 STINT by"), "{}", run.stdout);
+
+	// Only the buyer accepts; then the lease exists and Eve acknowledges it.
+	let run = expect(&url, &["--key", "//Bob", "order", "accept", "0", EVE], 6)?;
+	assert!(run.stderr.contains("Market.NotBuyer"), "{}", run.stderr);
+	expect(&url, &["--key", "//Alice", "order", "accept", "0", EVE], 0)?;
+	let order = client.order(0).await?.context("order 0")?;
+	assert!(matches!(order.status, OrderStatus::Leased { lease: 0 }));
+	let eve = parse_account(EVE)?;
+	assert_eq!(client.leases_of(&eve).await?.len(), 1);
+	let run = expect(&url, &["--key", "//Eve", "lease", "list"], 0)?;
+	assert!(run.stdout.contains("AwaitingAck"), "{}", run.stdout);
+	expect(&url, &["--key", "//Alice", "lease", "ack", "0"], 6)?;
+	expect(&url, &["--key", "//Eve", "lease", "ack", "0"], 0)?;
+	assert!(matches!(client.lease(0).await?.context("lease 0")?.status, LeaseStatus::Running));
+
+	// The stream: shown, topped up by Bob.
+	let stream = client.lease(0).await?.context("lease 0")?.stream;
+	let before = client.stream(stream).await?.context("stream open")?.remaining;
+	expect(&url, &["stream", "show", &stream.to_string()], 0)?;
+	expect(&url, &["--key", "//Bob", "stream", "top-up", &stream.to_string(), "5"], 0)?;
+	let after = client.stream(stream).await?.context("stream open")?.remaining;
+	assert!(after > before, "the top-up added escrow ({before} → {after})");
+	expect(&url, &["--key", "//Bob", "stream", "top-up", &stream.to_string(), "five"], 5)?;
+
+	// A no-show report on a running lease is refused; Alice closes it.
+	let run = expect(&url, &["--key", "//Bob", "report", "no-show", "0"], 6)?;
+	assert!(run.stderr.contains("Leases.NotAwaitingAck"), "{}", run.stderr);
+	expect(&url, &["--key", "//Alice", "lease", "close", "0"], 0)?;
+	assert!(matches!(
+		client.lease(0).await?.context("lease 0")?.status,
+		LeaseStatus::Terminated { .. }
+	));
+	assert!(client.leases_of(&eve).await?.is_empty());
+
+	// Providers: pause, and a bond for a newcomer.
+	expect(&url, &["--key", "//Ferdie", "provider", "pause"], 0)?;
+	let run =
+		expect(&url, &["provider", "show", "5CiPPseXPECbkjWCa6MnjNokrgYjMqmKndv2rSnekmSK2DjL"], 0)?;
+	assert!(run.stdout.contains("Paused"), "{}", run.stdout);
+	expect(&url, &["--key", "//Charlie", "bond", "bond", "200"], 0)?;
+	let charlie = parse_account("5FLSigC9HGRKVhB9FiEo4Y3koPsNmBmLJbpXg2mp1hXcS59Y")?;
+	assert_eq!(client.bond(&charlie).await?.context("Charlie's bond")?.active, 200 * STINT);
+	let run = expect(&url, &["--key", "//Charlie", "bond", "bond", "1"], 6)?;
+	assert!(run.stderr.contains("Bonds."), "{}", run.stderr);
+	Ok(())
+}
