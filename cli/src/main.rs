@@ -5,6 +5,7 @@
 //! address), 6 the chain refused (its error is named), 7 not found.
 
 mod job;
+mod machine;
 mod show;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -109,8 +110,13 @@ enum BidCmd {
 
 #[derive(Subcommand)]
 enum LeaseCmd {
-	/// Live leases of a provider (default: the signer).
-	List { provider: Option<String> },
+	/// Live leases of a provider (default: the signer), or every lease of a buyer.
+	List {
+		provider: Option<String>,
+		/// List the leases this buyer pays for instead (`me` for the signer).
+		#[arg(long, conflicts_with = "provider")]
+		buyer: Option<String>,
+	},
 	/// A lease.
 	Show { lease: u64 },
 	/// The provider acknowledges: payment starts.
@@ -140,6 +146,18 @@ enum ProviderCmd {
 	/// A provider's record (default: the signer's).
 	Show {
 		account: Option<String>,
+	},
+	/// Registers the signer as a provider from a provider file (see README.md).
+	Register {
+		file: PathBuf,
+	},
+	/// Replaces the signer's name, endpoint, region and hardware with a provider file's.
+	Update {
+		file: PathBuf,
+	},
+	/// Registers a new worker key (a secret URI or `0x` and 32 bytes).
+	RotateKey {
+		worker_key: String,
 	},
 	Pause,
 	Resume,
@@ -358,7 +376,11 @@ async fn run(cli: Cli) -> Outcome {
 			}
 		},
 		Command::Lease(cmd) => match cmd {
-			LeaseCmd::List { provider } => {
+			LeaseCmd::List { buyer: Some(buyer), .. } => {
+				let who = if buyer == "me" { ctx.account(&None)? } else { parse_account(buyer)? };
+				show::leases(&ctx.client.leases_of_buyer(&who).await?, ctx.cli.json);
+			}
+			LeaseCmd::List { provider, buyer: None } => {
 				let who = ctx.account(provider)?;
 				show::leases(&ctx.client.leases_of(&who).await?, ctx.cli.json);
 			}
@@ -411,6 +433,34 @@ async fn run(cli: Cli) -> Outcome {
 					.await?
 					.ok_or_else(|| Error::NotFound(format!("provider {who}")))?;
 				show::provider(&who, &record, ctx.cli.json);
+			}
+			ProviderCmd::Register { file } | ProviderCmd::Update { file } => {
+				let text = std::fs::read_to_string(file)
+					.map_err(|e| Fail::Input(format!("cannot read {}: {e}", file.display())))?;
+				let provider = machine::parse(&text)
+					.map_err(|e| Fail::Input(format!("{}: {e}", file.display())))?;
+				if matches!(cmd, ProviderCmd::Register { .. }) {
+					ctx.send(&tx.providers().register(
+						provider.info,
+						provider.worker_key,
+						provider.hardware,
+					))
+					.await?;
+				} else {
+					ctx.send(&tx.providers().update_info(provider.info)).await?;
+					ctx.send(&tx.providers().update_hardware(provider.hardware)).await?;
+				}
+			}
+			ProviderCmd::RotateKey { worker_key } => {
+				let key =
+					match worker_key.strip_prefix("0x") {
+						Some(hex) => hex::decode(hex)
+							.ok()
+							.and_then(|b| <[u8; 32]>::try_from(b).ok())
+							.ok_or_else(|| Fail::Input("worker key: not 32 bytes of hex".into()))?,
+						None => keypair(worker_key)?.public_key().0,
+					};
+				ctx.send(&tx.providers().rotate_worker_key(key)).await?;
 			}
 			ProviderCmd::Pause => {
 				ctx.send(&tx.providers().pause()).await?;

@@ -158,6 +158,42 @@ async fn buyer_and_provider_commands_against_a_dev_node() -> Result<()> {
 	));
 	assert!(client.leases_of(&eve).await?.is_empty());
 
+	// Alice sees her leases as a buyer.
+	let run = expect(&url, &["--key", "//Alice", "lease", "list", "--buyer", "me"], 0)?;
+	assert!(run.stdout.contains("Terminated"), "{}", run.stdout);
+
+	// Dave registers from a provider file; a second registration and a bad file are refused.
+	let dave_file = dir.path().join("dave.toml");
+	let provider = r#"name = "dave-gpus"
+endpoint = "http://127.0.0.1:8604"
+region = "NL"
+worker_key = "//Dave//stash"
+
+[hardware]
+cpu_cores = 32
+ram_mib = 262144
+disk_gib = 2000
+
+[[hardware.gpus]]
+model = "NVIDIA L4"
+vram_mib = 23034
+compute_capability = "8.9"
+cuda_driver_version = 13000
+uuid = "GPU-dave-0"
+"#;
+	std::fs::write(&dave_file, provider)?;
+	let dave_path = dave_file.to_str().unwrap();
+	let run = expect(&url, &["--key", "//Dave", "provider", "register", dave_path], 0)?;
+	assert!(run.stdout.contains("Providers.Registered"), "{}", run.stdout);
+	let dave = parse_account("5DAAnrj7VHTznn2AWBemMuyBwZWs6FNFjdyVXUeYum3PTXFy")?;
+	let record = client.provider(&dave).await?.context("Dave registered")?;
+	assert_eq!(record.hardware.gpus.0.len(), 1);
+	assert_eq!(record.hardware.gpus.0[0].0.uuid_hash, stint_primitives::device_id("GPU-dave-0"));
+	expect(&url, &["--key", "//Dave", "provider", "register", dave_path], 6)?;
+	std::fs::write(&dave_file, provider.replace("\"NL\"", "\"Netherlands\""))?;
+	let run = expect(&url, &["--key", "//Dave", "provider", "update", dave_path], 5)?;
+	assert!(run.stderr.contains("region"), "{}", run.stderr);
+
 	// Providers: pause, and a bond for a newcomer.
 	expect(&url, &["--key", "//Ferdie", "provider", "pause"], 0)?;
 	let run =

@@ -131,6 +131,31 @@ impl Client {
 		self.call_api(runtime::runtime_apis().market_api().leases_of(provider.clone())).await
 	}
 
+	/// Every lease `buyer` pays or paid for, live or ended (a scan of all leases: for a CLI, not
+	/// for a hot path).
+	pub async fn leases_of_buyer(
+		&self,
+		buyer: &AccountId,
+	) -> Result<Vec<(LeaseId, LeaseRecord)>, Error> {
+		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let mut entries = at
+			.storage()
+			.iter(runtime::storage().leases().leases(), ())
+			.await
+			.map_err(Error::rpc)?;
+		let mut leases = Vec::new();
+		while let Some(entry) = entries.next().await {
+			let entry = entry.map_err(Error::rpc)?;
+			let lease: LeaseRecord = entry.value().decode().map_err(Error::rpc)?;
+			if &lease.buyer == buyer {
+				let (id,) = entry.key().map_err(Error::rpc)?.decode().map_err(Error::rpc)?;
+				leases.push((id, lease));
+			}
+		}
+		leases.sort_by_key(|(id, _)| *id);
+		Ok(leases)
+	}
+
 	/// A stream's owed, remaining and depletion block, while it is open.
 	pub async fn stream(&self, id: u64) -> Result<Option<StreamView>, Error> {
 		self.call_api(runtime::runtime_apis().market_api().stream(id)).await

@@ -116,6 +116,11 @@ pub struct GpuDevice {
 	pub uuid_hash: DeviceId,
 }
 
+/// The registry id of the GPU whose UUID (as the driver reports it, `GPU-…`) is `uuid`.
+pub fn device_id(uuid: &str) -> DeviceId {
+	polkadot_sdk::sp_crypto_hashing::blake2_256(uuid.as_bytes())
+}
+
 /// A region code: an ISO 3166-1 alpha-2 country code in upper case, e.g. `*b"DE"`.
 pub type RegionCode = [u8; 2];
 

@@ -42,7 +42,7 @@ fn example_gpu(provider: &str, index: u8, model: &str, vram_mib: u32, cc: (u8, u
 		compute_capability: ComputeCapability { major: cc.0, minor: cc.1 },
 		cuda_driver_version: 13_000,
 		interface: GpuInterface::Sxm,
-		uuid_hash: sp_io::hashing::blake2_256(format!("GPU-{provider}-{index}").as_bytes()),
+		uuid_hash: stint_primitives::device_id(&format!("GPU-{provider}-{index}")),
 	}
 }
 

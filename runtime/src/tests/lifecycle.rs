@@ -40,7 +40,7 @@ fn ferdie() -> AccountId {
 
 /// The `i`-th GPU of an example provider (`eve` or `ferdie`), as the dev preset registers it.
 fn gpu(provider: &str, i: u8) -> DeviceId {
-	sp_io::hashing::blake2_256(format!("GPU-{provider}-{i}").as_bytes())
+	stint_primitives::device_id(&format!("GPU-{provider}-{i}"))
 }
 
 fn digest() -> [u8; 32] {
