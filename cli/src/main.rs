@@ -1,11 +1,13 @@
 //! `stint`: buy and sell GPU time on Stint from a terminal.
 //!
-//! Human-readable output by default, `--json` for scripts. Exit codes: 0 done, 1 unexpected,
-//! 2 bad usage, 3 no connection, 4 bad key, 5 bad input (a malformed job file, amount or
-//! address), 6 the chain refused (its error is named), 7 not found.
+//! Human-readable output by default, `--json` for scripts. Exit codes: 0 done, 1 unexpected
+//! (including a provider that cannot be reached), 2 bad usage, 3 no connection, 4 bad key, 5 bad
+//! input (a malformed job file, amount or address), 6 the chain refused (its error is named),
+//! 7 not found, 8 what a provider served does not match the chain.
 
 mod job;
 mod machine;
+mod results;
 mod show;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -60,6 +62,9 @@ enum Command {
 	/// Providers: bond, unbond, withdraw.
 	#[command(subcommand)]
 	Bond(BondCmd),
+	/// Buyers: download a lease's outputs, verified against the signed output root.
+	#[command(subcommand)]
+	Results(ResultsCmd),
 	/// Anyone: report a provider's no-show or missed result (and earn the reporter's share).
 	#[command(subcommand)]
 	Report(ReportCmd),
@@ -181,6 +186,17 @@ enum BondCmd {
 }
 
 #[derive(Subcommand)]
+enum ResultsCmd {
+	/// Downloads the outputs of a completed lease from its provider into DIR. Refuses a manifest
+	/// that does not match the on-chain output root, and deletes any file that does not match.
+	Fetch {
+		lease: u64,
+		#[arg(long)]
+		out: PathBuf,
+	},
+}
+
+#[derive(Subcommand)]
 enum ReportCmd {
 	/// The provider did not acknowledge in time.
 	NoShow { lease: u64 },
@@ -192,6 +208,8 @@ enum ReportCmd {
 pub enum Fail {
 	Input(String),
 	Client(Error),
+	/// What a provider served does not match what the chain says (exit 8).
+	Verification(String),
 }
 
 impl From<Error> for Fail {
@@ -204,6 +222,7 @@ impl Fail {
 	fn code(&self) -> u8 {
 		match self {
 			Self::Input(_) => 5,
+			Self::Verification(_) => 8,
 			Self::Client(Error::Connect { .. }) => 3,
 			Self::Client(Error::Key(_)) => 4,
 			Self::Client(Error::Dispatch { .. } | Error::Refused(_) | Error::Rejected(_)) => 6,
@@ -214,7 +233,7 @@ impl Fail {
 
 	fn message(&self) -> String {
 		match self {
-			Self::Input(message) => message.clone(),
+			Self::Input(message) | Self::Verification(message) => message.clone(),
 			Self::Client(error) => error.to_string(),
 		}
 	}
@@ -498,6 +517,45 @@ async fn run(cli: Cli) -> Outcome {
 				ctx.send(&tx.bonds().withdraw_unbonded()).await?;
 			}
 		},
+		Command::Results(ResultsCmd::Fetch { lease, out }) => {
+			let record = ctx
+				.client
+				.lease(*lease)
+				.await?
+				.ok_or_else(|| Error::NotFound(format!("lease {lease}")))?;
+			let result = match (&record.result, &record.status) {
+				(
+					Some(result),
+					stint_client::LeaseStatus::Completed | stint_client::LeaseStatus::Failed,
+				) => result.0,
+				_ => return Err(Error::NotFound(format!("a final result of lease {lease}")).into()),
+			};
+			let provider = ctx
+				.client
+				.provider(&record.provider)
+				.await?
+				.ok_or_else(|| Error::NotFound(format!("provider {}", record.provider)))?;
+			let endpoint = String::from_utf8_lossy(&provider.endpoint.0).into_owned();
+			let (root, out) = (result.output_root, out.clone());
+			let lease = *lease;
+			let fetched =
+				tokio::task::spawn_blocking(move || results::fetch(&endpoint, lease, root, &out))
+					.await
+					.map_err(|e| Fail::Input(e.to_string()))?
+					.map_err(|e| match e {
+						results::FetchError::Mismatch(why) => Fail::Verification(why),
+						results::FetchError::Provider(why) => Fail::Client(Error::Rpc(why)),
+						results::FetchError::Local(why) => Fail::Input(why),
+					})?;
+			if ctx.cli.json {
+				show::json(&fetched);
+			} else {
+				for file in &fetched {
+					println!("{}  {} bytes  verified", file.path, file.size);
+				}
+				println!("{} file(s) match the output root 0x{}", fetched.len(), hex::encode(root));
+			}
+		}
 		Command::Report(cmd) => match cmd {
 			ReportCmd::NoShow { lease } => {
 				ctx.send(&tx.leases().report_no_show(*lease)).await?;

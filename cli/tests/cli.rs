@@ -206,3 +206,174 @@ uuid = "GPU-dave-0"
 	assert!(run.stderr.contains("Bonds."), "{}", run.stderr);
 	Ok(())
 }
+
+/// A stand-in for a provider worker's result endpoint: serves a manifest and files for lease 0
+/// from a shared map, over plain HTTP on a free loopback port.
+struct Outputs {
+	files: std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<u8>, Vec<u8>)>>>,
+	port: u16,
+}
+
+impl Outputs {
+	/// Serves `(path, served content, content the manifest describes)` triples.
+	fn start(files: Vec<(String, Vec<u8>, Vec<u8>)>) -> Result<Self> {
+		use std::io::{BufRead, BufReader, Write};
+		let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+		let port = listener.local_addr()?.port();
+		let files = std::sync::Arc::new(std::sync::Mutex::new(files));
+		let shared = files.clone();
+		std::thread::spawn(move || {
+			for stream in listener.incoming().flatten() {
+				let mut reader = BufReader::new(&stream);
+				let mut request = String::new();
+				if reader.read_line(&mut request).is_err() {
+					continue;
+				}
+				let mut header = String::new();
+				while reader.read_line(&mut header).map(|n| n > 2).unwrap_or(false) {
+					header.clear();
+				}
+				let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+				let files = shared.lock().unwrap().clone();
+				let body: Option<Vec<u8>> = if path == "/leases/0/manifest" {
+					let listed: Vec<_> = files
+						.iter()
+						.map(|(p, _, described)| {
+							serde_json::json!({
+								"path": p,
+								"size": described.len(),
+								"blake2_256": format!("0x{}", hex(&stint_primitives::blake2_256(described))),
+							})
+						})
+						.collect();
+					Some(serde_json::json!({ "files": listed }).to_string().into_bytes())
+				} else {
+					path.strip_prefix("/leases/0/files/").and_then(|p| {
+						files
+							.iter()
+							.find(|(name, _, _)| name == p)
+							.map(|(_, served, _)| served.clone())
+					})
+				};
+				let mut stream = &stream;
+				let _ = match body {
+					Some(body) => {
+						let head = format!(
+							"HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+							body.len()
+						);
+						stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body))
+					}
+					None => stream.write_all(
+						b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+					),
+				};
+			}
+		});
+		Ok(Self { files, port })
+	}
+}
+
+fn hex(bytes: &[u8]) -> String {
+	bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn results_are_fetched_and_kept_only_when_they_match_the_signed_root() -> Result<()> {
+	use stint_client::{runtime, Static, Wait};
+	use stint_primitives::{output_root, OutputFile, Report, ReportKind, ResultCommitment};
+
+	let mut node = TestNode::dev()?;
+	drop(node.client(STARTUP).await?);
+	let url = node.ws_url();
+	let client = Client::connect(&url).await?;
+	let dir = tempfile::tempdir()?;
+	let files: Vec<(String, Vec<u8>)> = vec![
+		("model/weights.bin".into(), vec![7u8; 100_000]),
+		("log.txt".into(), b"epoch 3: loss 0.01\n".to_vec()),
+	];
+	let outputs =
+		Outputs::start(files.iter().map(|(p, c)| (p.clone(), c.clone(), c.clone())).collect())?;
+
+	// Eve points her endpoint at the outputs server (same hardware as at genesis).
+	let eve_file = dir.path().join("eve.toml");
+	let mut eve = format!(
+		"name = \"eve-gpus\"\nendpoint = \"http://127.0.0.1:{}\"\nregion = \"DE\"\n\
+		 worker_key = \"//Eve//stash\"\n\n[hardware]\ncpu_cores = 64\nram_mib = 524288\n\
+		 disk_gib = 4000\n",
+		outputs.port
+	);
+	for i in 0..2 {
+		eve += &format!(
+			"\n[[hardware.gpus]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nvram_mib = 81559\n\
+			 compute_capability = \"9.0\"\ncuda_driver_version = 13000\ninterface = \"Sxm\"\n\
+			 uuid = \"GPU-eve-{i}\"\n"
+		);
+	}
+	std::fs::write(&eve_file, eve)?;
+	expect(&url, &["--key", "//Eve", "provider", "update", eve_file.to_str().unwrap()], 0)?;
+
+	// A lease: order, bid, accept, ack.
+	let job = job_file(dir.path(), "job.toml", false, Some(100))?;
+	expect(&url, &["--key", "//Alice", "order", "create", &job], 0)?;
+	expect(&url, &["--key", "//Eve", "bid", "place", "0", "--price", "0.5"], 0)?;
+	expect(&url, &["--key", "//Alice", "order", "accept", "0", EVE], 0)?;
+	expect(&url, &["--key", "//Eve", "lease", "ack", "0"], 0)?;
+	// No result yet: nothing to fetch.
+	expect(
+		&url,
+		&["results", "fetch", "0", "--out", dir.path().join("early").to_str().unwrap()],
+		7,
+	)?;
+
+	// Eve's worker signs the result over the files it serves; Bob sends it.
+	let root = output_root(
+		&files
+			.iter()
+			.map(|(p, c)| OutputFile {
+				path: p.clone().into_bytes(),
+				size: c.len() as u64,
+				content_hash: stint_primitives::blake2_256(c),
+			})
+			.collect::<Vec<_>>(),
+	);
+	let commitment = ResultCommitment {
+		output_root: root,
+		receipt_hash: [2; 32],
+		exit_code: 0,
+		gpu_seconds: 600,
+		image_digest: stint_primitives::image_digest(
+			b"x@sha256:5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
+		)
+		.unwrap(),
+	};
+	let report = Report::new(client.genesis_hash(), 0, ReportKind::Final, commitment);
+	let signature = stint_client::keypair("//Eve//stash")?.sign(&report.signing_bytes());
+	let call = runtime::tx().leases().submit_result(0, Static(commitment), signature.0);
+	client.submit(&call, &stint_client::keypair("//Bob")?, Wait::Finalized, |_| {}).await?;
+
+	// The outputs come down and match.
+	let good = dir.path().join("good");
+	let run = expect(&url, &["results", "fetch", "0", "--out", good.to_str().unwrap()], 0)?;
+	assert!(run.stdout.contains("2 file(s) match the output root"), "{}", run.stdout);
+	assert_eq!(std::fs::read(good.join("model/weights.bin"))?, files[0].1);
+	assert_eq!(std::fs::read(good.join("log.txt"))?, files[1].1);
+
+	// A file served differently from what was signed is deleted, and the exit code says so.
+	outputs.files.lock().unwrap()[1].1 = b"epoch 3: loss 9.99\n".to_vec();
+	let bad = dir.path().join("bad");
+	let run = expect(&url, &["results", "fetch", "0", "--out", bad.to_str().unwrap()], 8)?;
+	assert!(run.stderr.contains("log.txt"), "{}", run.stderr);
+	assert!(!bad.join("log.txt").exists(), "the mismatching file was deleted");
+
+	// A manifest that does not match the root: nothing is downloaded at all.
+	{
+		let mut served = outputs.files.lock().unwrap();
+		served[1] = ("log.txt".into(), b"other".to_vec(), b"other".to_vec());
+	}
+	let none = dir.path().join("none");
+	let run = expect(&url, &["results", "fetch", "0", "--out", none.to_str().unwrap()], 8)?;
+	assert!(run.stderr.contains("nothing downloaded"), "{}", run.stderr);
+	assert!(!none.exists());
+	Ok(())
+}

@@ -9,10 +9,12 @@ extern crate alloc;
 
 pub mod hardware;
 pub mod job;
+pub mod outputs;
 pub mod report;
 
 pub use hardware::*;
 pub use job::*;
+pub use outputs::*;
 pub use report::*;
 
 /// Re-exported for the software around the runtime, which builds these types.
