@@ -377,3 +377,85 @@ async fn results_are_fetched_and_kept_only_when_they_match_the_signed_root() -> 
 	assert!(!none.exists());
 	Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
+	let mut node = TestNode::dev()?;
+	drop(node.client(STARTUP).await?);
+	let url = node.ws_url();
+	let client = Client::connect(&url).await?;
+	let dir = tempfile::tempdir()?;
+	let eve = parse_account(EVE)?;
+	let ferdie = parse_account("5CiPPseXPECbkjWCa6MnjNokrgYjMqmKndv2rSnekmSK2DjL")?;
+
+	// order cancel: everything back; a second cancel names the error.
+	let job = job_file(dir.path(), "job.toml", false, None)?;
+	expect(&url, &["--key", "//Alice", "order", "create", &job], 0)?;
+	expect(&url, &["--key", "//Bob", "order", "cancel", "0"], 6)?;
+	expect(&url, &["--key", "//Alice", "order", "cancel", "0"], 0)?;
+	assert!(client.order(0).await?.is_none(), "the cancelled order is gone");
+	let run = expect(&url, &["--key", "//Alice", "order", "cancel", "0"], 6)?;
+	assert!(run.stderr.contains("Market.UnknownOrder"), "{}", run.stderr);
+
+	// An open-ended lease that asks one block of notice.
+	let noticed = std::fs::read_to_string(&job)?
+		.replace("deposit = \"100\"", "deposit = \"100\"\ntermination_notice_blocks = 1");
+	let noticed_path = dir.path().join("noticed.toml");
+	std::fs::write(&noticed_path, noticed)?;
+	expect(&url, &["--key", "//Alice", "order", "create", noticed_path.to_str().unwrap()], 0)?;
+	expect(&url, &["--key", "//Eve", "bid", "place", "1", "--price", "0.5"], 0)?;
+	expect(&url, &["--key", "//Alice", "order", "accept", "1", EVE], 0)?;
+	expect(&url, &["--key", "//Eve", "lease", "ack", "0"], 0)?;
+	let stream = client.lease(0).await?.context("lease 0")?.stream.to_string();
+
+	// stream settle (anyone) pays Eve; withdraw only by the payee.
+	let before = client.free_balance(&eve).await?;
+	expect(&url, &["--key", "//Bob", "stream", "settle", &stream], 0)?;
+	assert!(client.free_balance(&eve).await? > before, "settling paid Eve");
+	let run = expect(&url, &["--key", "//Bob", "stream", "withdraw", &stream], 6)?;
+	assert!(run.stderr.contains("Streams.NotPayee"), "{}", run.stderr);
+	expect(&url, &["--key", "//Eve", "stream", "withdraw", &stream], 0)?;
+
+	// report missed: nothing is overdue yet.
+	let run = expect(&url, &["--key", "//Bob", "report", "missed", "0"], 6)?;
+	assert!(run.stderr.contains("Leases.NotOverdue"), "{}", run.stderr);
+
+	// lease notice: only the provider; then terminate after it, without a slash.
+	let run = expect(&url, &["--key", "//Alice", "lease", "notice", "0"], 6)?;
+	assert!(run.stderr.contains("Leases.NotProvider"), "{}", run.stderr);
+	expect(&url, &["--key", "//Eve", "lease", "notice", "0"], 0)?;
+	let run = expect(&url, &["--key", "//Eve", "lease", "terminate", "0"], 0)?;
+	assert!(!run.stdout.contains("Bonds.Slashed"), "{}", run.stdout);
+	assert!(matches!(
+		client.lease(0).await?.context("lease 0")?.status,
+		LeaseStatus::Terminated { .. }
+	));
+	expect(&url, &["--key", "//Eve", "lease", "terminate", "0"], 6)?;
+
+	// provider resume, rotate-key, exit, deregister.
+	let run = expect(&url, &["--key", "//Ferdie", "provider", "resume"], 6)?;
+	assert!(run.stderr.contains("Providers.NotPaused"), "{}", run.stderr);
+	expect(&url, &["--key", "//Ferdie", "provider", "pause"], 0)?;
+	expect(&url, &["--key", "//Ferdie", "provider", "resume"], 0)?;
+	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "0x1234"], 5)?;
+	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "//Ferdie//worker2"], 0)?;
+	let rotated = stint_client::keypair("//Ferdie//worker2")?.public_key().0;
+	assert_eq!(client.provider(&ferdie).await?.context("Ferdie")?.worker_key, rotated);
+	let run = expect(&url, &["--key", "//Ferdie", "provider", "deregister"], 6)?;
+	assert!(run.stderr.contains("Providers.NotExiting"), "{}", run.stderr);
+	expect(&url, &["--key", "//Ferdie", "provider", "exit"], 0)?;
+	let run = expect(&url, &["--key", "//Ferdie", "provider", "deregister"], 6)?;
+	assert!(run.stderr.contains("Providers.NoticeNotServed"), "{}", run.stderr);
+
+	// bond more, unbond, withdraw (nothing has matured yet).
+	let active = client.bond(&eve).await?.context("Eve's bond")?.active;
+	expect(&url, &["--key", "//Eve", "bond", "more", "10"], 0)?;
+	expect(&url, &["--key", "//Eve", "bond", "unbond", "5"], 0)?;
+	let ledger = client.bond(&eve).await?.context("Eve's bond")?;
+	assert_eq!(ledger.active, active + 5 * STINT);
+	assert_eq!(ledger.unlocking.0.iter().map(|c| c.value).sum::<u128>(), 5 * STINT);
+	let run = expect(&url, &["--key", "//Eve", "bond", "withdraw"], 6)?;
+	assert!(run.stderr.contains("Bonds.NothingToWithdraw"), "{}", run.stderr);
+	expect(&url, &["--key", "//Eve", "bond", "unbond", "many"], 5)?;
+	Ok(())
+}
