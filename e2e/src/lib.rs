@@ -121,3 +121,31 @@ impl Drop for TestNode {
 		let _ = self.child.wait();
 	}
 }
+
+/// The C source of a stand-in NVIDIA driver library (see `stand-in/libcuda.c`): two GPUs, an
+/// `NVIDIA H200` (UUID bytes 0..16) and an `NVIDIA H100 PCIe` (16..32), driver API 12080.
+pub const CUDA_STAND_IN: &str = include_str!("../stand-in/libcuda.c");
+
+/// The UUID the stand-in driver reports for the device at `ordinal`.
+pub fn stand_in_uuid(ordinal: u8) -> String {
+	let hex: String = (16 * ordinal..16 * ordinal + 16).map(|b| format!("{b:02x}")).collect();
+	format!("GPU-{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// Compiles the stand-in driver into `dir/libcuda.so` with the system C compiler, for tests on
+/// machines without a GPU. A process started with `LD_LIBRARY_PATH=dir` loads it through the
+/// same dlopen path as the real driver; `STUB_CUDA=no-device` makes it report no device.
+pub fn build_cuda_stand_in(dir: &Path) -> Result<()> {
+	let source = dir.join("libcuda.c");
+	std::fs::write(&source, CUDA_STAND_IN)?;
+	let status = Command::new("cc")
+		.args(["-shared", "-fPIC", "-o"])
+		.arg(dir.join("libcuda.so"))
+		.arg(&source)
+		.status()
+		.context("running the C compiler (cc)")?;
+	if !status.success() {
+		bail!("cc failed to build the stand-in driver");
+	}
+	Ok(())
+}
