@@ -107,9 +107,7 @@ fn text<const N: u32>(value: &str, what: &str) -> Result<stint_primitives::Text<
 }
 
 fn hash32(value: &str, what: &str) -> Result<[u8; 32], String> {
-	hex::decode(value.trim_start_matches("0x"))
-		.ok()
-		.and_then(|b| b.try_into().ok())
+	stint_client::parse_hex32(value)
 		.ok_or_else(|| format!("{what}: `{value}` is not 32 bytes of hex"))
 }
 

@@ -1,15 +1,14 @@
 //! The provider file (TOML): who the provider is, its worker key and its machine. Read by
-//! `stint provider register` and `stint provider update`.
+//! `stint provider register` and `stint provider update`. The machine (`[hardware]`) is either in
+//! the file or read off this machine by the worker's probe (`--probe`, [`stint_probe`]).
 
 use serde::Deserialize;
 use stint_client::{
-	keypair,
 	runtime::runtime_types::pallet_providers::types::{HardwareSpec, ProviderInfo},
 	Static,
 };
-use stint_primitives::{
-	device_id, is_valid_region, ComputeCapability, GpuDevice, GpuInterface, GpuVendor,
-};
+use stint_primitives::{device_id, is_valid_region, ComputeCapability, GpuDevice};
+use stint_probe::Hardware;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,40 +19,8 @@ pub struct ProviderFile {
 	pub region: String,
 	/// The worker's key: a secret URI (its public key is registered) or `0x` and 32 bytes.
 	pub worker_key: String,
-	pub hardware: Machine,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Machine {
-	pub cpu_cores: u32,
-	pub ram_mib: u64,
-	pub disk_gib: u64,
-	pub gpus: Vec<Gpu>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Gpu {
-	#[serde(default = "nvidia")]
-	pub vendor: GpuVendor,
-	pub model: String,
-	pub vram_mib: u32,
-	/// `major.minor`, e.g. `9.0`.
-	pub compute_capability: String,
-	pub cuda_driver_version: u32,
-	#[serde(default = "pcie")]
-	pub interface: GpuInterface,
-	/// The UUID the driver reports (`GPU-…`); the chain stores its blake2-256.
-	pub uuid: String,
-}
-
-fn nvidia() -> GpuVendor {
-	GpuVendor::Nvidia
-}
-
-fn pcie() -> GpuInterface {
-	GpuInterface::Pcie
+	/// Absent when the hardware comes from the probe (`--probe`).
+	pub hardware: Option<Hardware>,
 }
 
 /// The provider's info, worker key and hardware, checked.
@@ -64,21 +31,57 @@ pub struct Provider {
 	pub hardware: HardwareSpec,
 }
 
-pub fn parse(text: &str) -> Result<Provider, String> {
-	let file: ProviderFile = toml::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str) -> Result<ProviderFile, String> {
+	toml::from_str(text).map_err(|e| e.to_string())
+}
+
+/// Where the machine's description comes from.
+pub enum HardwareSource<'a> {
+	/// The file's `[hardware]` section.
+	File,
+	/// The worker's probe, with the directory whose free space is offered as disk.
+	Probe(&'a std::path::Path),
+}
+
+/// Why a provider file could not be turned into a registration.
+pub enum Refusal {
+	/// The file is wrong: names the field.
+	File(String),
+	/// The probe could not read this machine.
+	Probe(String),
+}
+
+/// The file's provider with its hardware from `source`, checked.
+pub fn provider(mut file: ProviderFile, source: HardwareSource) -> Result<Provider, Refusal> {
+	let hardware = match (file.hardware.take(), source) {
+		(Some(hardware), HardwareSource::File) => hardware,
+		(None, HardwareSource::File) => {
+			return Err(Refusal::File(
+				"hardware: missing (add a [hardware] section, or pass --probe to read it off this \
+				 machine)"
+					.into(),
+			))
+		}
+		(Some(_), HardwareSource::Probe(_)) => {
+			return Err(Refusal::File(
+				"hardware: the file has a [hardware] section and --probe was given: use one".into(),
+			))
+		}
+		(None, HardwareSource::Probe(scratch)) => {
+			stint_probe::machine(scratch).map_err(|e| Refusal::Probe(e.to_string()))?
+		}
+	};
+	check(file, hardware).map_err(Refusal::File)
+}
+
+fn check(file: ProviderFile, hardware: Hardware) -> Result<Provider, String> {
 	let region: [u8; 2] =
 		file.region.as_bytes().try_into().ok().filter(is_valid_region).ok_or_else(|| {
 			format!("region: `{}` is not a two-letter upper-case code", file.region)
 		})?;
-	let worker_key = match file.worker_key.strip_prefix("0x") {
-		Some(hex) => hex::decode(hex)
-			.ok()
-			.and_then(|b| <[u8; 32]>::try_from(b).ok())
-			.ok_or_else(|| "worker_key: not 32 bytes of hex".to_string())?,
-		None => keypair(&file.worker_key).map_err(|e| format!("worker_key: {e}"))?.public_key().0,
-	};
-	let gpus = file
-		.hardware
+	let worker_key =
+		stint_client::parse_worker_key(&file.worker_key).map_err(|e| format!("worker_key: {e}"))?;
+	let gpus = hardware
 		.gpus
 		.iter()
 		.enumerate()
@@ -114,9 +117,9 @@ pub fn parse(text: &str) -> Result<Provider, String> {
 		worker_key,
 		hardware: HardwareSpec {
 			gpus,
-			cpu_cores: file.hardware.cpu_cores,
-			ram_mib: file.hardware.ram_mib,
-			disk_gib: file.hardware.disk_gib,
+			cpu_cores: hardware.cpu_cores,
+			ram_mib: hardware.ram_mib,
+			disk_gib: hardware.disk_gib,
 		},
 	})
 }

@@ -155,10 +155,14 @@ enum ProviderCmd {
 	/// Registers the signer as a provider from a provider file (see README.md).
 	Register {
 		file: PathBuf,
+		#[command(flatten)]
+		probe: ProbeArgs,
 	},
 	/// Replaces the signer's name, endpoint, region and hardware with a provider file's.
 	Update {
 		file: PathBuf,
+		#[command(flatten)]
+		probe: ProbeArgs,
 	},
 	/// Registers a new worker key (a secret URI or `0x` and 32 bytes).
 	RotateKey {
@@ -169,6 +173,17 @@ enum ProviderCmd {
 	/// Announces the exit: no new leases, deregister after the notice.
 	Exit,
 	Deregister,
+}
+
+#[derive(clap::Args)]
+struct ProbeArgs {
+	/// Read the hardware off this machine with the worker's probe (GPUs through the CUDA driver,
+	/// CPU cores, memory, free disk) instead of the file's `[hardware]` section.
+	#[arg(long)]
+	probe: bool,
+	/// With --probe: the directory jobs write to; its free space is the disk offered.
+	#[arg(long, default_value = ".", requires = "probe")]
+	scratch: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -210,6 +225,8 @@ pub enum Fail {
 	Client(Error),
 	/// What a provider served does not match what the chain says (exit 8).
 	Verification(String),
+	/// The probe could not read this machine's GPUs (exit 9).
+	Probe(String),
 }
 
 impl From<Error> for Fail {
@@ -223,6 +240,7 @@ impl Fail {
 		match self {
 			Self::Input(_) => 5,
 			Self::Verification(_) => 8,
+			Self::Probe(_) => 9,
 			Self::Client(Error::Connect { .. }) => 3,
 			Self::Client(Error::Key(_)) => 4,
 			Self::Client(Error::Dispatch { .. } | Error::Refused(_) | Error::Rejected(_)) => 6,
@@ -233,7 +251,9 @@ impl Fail {
 
 	fn message(&self) -> String {
 		match self {
-			Self::Input(message) | Self::Verification(message) => message.clone(),
+			Self::Input(message) | Self::Verification(message) | Self::Probe(message) => {
+				message.clone()
+			}
 			Self::Client(error) => error.to_string(),
 		}
 	}
@@ -297,9 +317,7 @@ fn amount(text: &str) -> Result<u128, Fail> {
 }
 
 fn device(text: &str) -> Result<DeviceId, Fail> {
-	hex::decode(text.trim_start_matches("0x"))
-		.ok()
-		.and_then(|b| b.try_into().ok())
+	stint_client::parse_hex32(text)
 		.ok_or_else(|| Fail::Input(format!("`{text}` is not a device id (32 bytes of hex)")))
 }
 
@@ -453,11 +471,20 @@ async fn run(cli: Cli) -> Outcome {
 					.ok_or_else(|| Error::NotFound(format!("provider {who}")))?;
 				show::provider(&who, &record, ctx.cli.json);
 			}
-			ProviderCmd::Register { file } | ProviderCmd::Update { file } => {
+			ProviderCmd::Register { file, probe } | ProviderCmd::Update { file, probe } => {
 				let text = std::fs::read_to_string(file)
 					.map_err(|e| Fail::Input(format!("cannot read {}: {e}", file.display())))?;
-				let provider = machine::parse(&text)
-					.map_err(|e| Fail::Input(format!("{}: {e}", file.display())))?;
+				let in_file = |e| Fail::Input(format!("{}: {e}", file.display()));
+				let parsed = machine::parse(&text).map_err(in_file)?;
+				let source = match probe.probe {
+					true => machine::HardwareSource::Probe(&probe.scratch),
+					false => machine::HardwareSource::File,
+				};
+				let provider =
+					machine::provider(parsed, source).map_err(|refusal| match refusal {
+						machine::Refusal::File(e) => in_file(e),
+						machine::Refusal::Probe(e) => Fail::Probe(e),
+					})?;
 				if matches!(cmd, ProviderCmd::Register { .. }) {
 					ctx.send(&tx.providers().register(
 						provider.info,
@@ -471,14 +498,7 @@ async fn run(cli: Cli) -> Outcome {
 				}
 			}
 			ProviderCmd::RotateKey { worker_key } => {
-				let key =
-					match worker_key.strip_prefix("0x") {
-						Some(hex) => hex::decode(hex)
-							.ok()
-							.and_then(|b| <[u8; 32]>::try_from(b).ok())
-							.ok_or_else(|| Fail::Input("worker key: not 32 bytes of hex".into()))?,
-						None => keypair(worker_key)?.public_key().0,
-					};
+				let key = stint_client::parse_worker_key(worker_key)?;
 				ctx.send(&tx.providers().rotate_worker_key(key)).await?;
 			}
 			ProviderCmd::Pause => {

@@ -43,10 +43,6 @@ pub struct Fetched {
 	pub size: u64,
 }
 
-fn hash32(text: &str) -> Option<[u8; 32]> {
-	hex::decode(text.trim_start_matches("0x")).ok()?.try_into().ok()
-}
-
 /// Downloads the outputs of `lease` from `endpoint` into `out`, checking the manifest against
 /// `root` first and every file against the manifest; a file that does not match is deleted.
 pub fn fetch(
@@ -70,7 +66,7 @@ pub fn fetch(
 				file.path
 			)));
 		}
-		let content_hash = hash32(&file.blake2_256).ok_or_else(|| {
+		let content_hash = stint_client::parse_hex32(&file.blake2_256).ok_or_else(|| {
 			FetchError::Provider(format!(
 				"{}: `{}` is not a blake2-256 hash",
 				file.path, file.blake2_256

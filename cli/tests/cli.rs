@@ -19,11 +19,13 @@ struct Run {
 	stderr: String,
 }
 
-fn stint(url: &str, args: &[&str]) -> Result<Run> {
+/// Runs `stint` with extra environment variables.
+fn stint_in(url: &str, args: &[&str], env: &[(&str, &Path)]) -> Result<Run> {
 	let output = Command::new(env!("CARGO_BIN_EXE_stint"))
 		.arg("--url")
 		.arg(url)
 		.args(args)
+		.envs(env.iter().copied())
 		.output()
 		.context("running stint")?;
 	Ok(Run {
@@ -35,7 +37,12 @@ fn stint(url: &str, args: &[&str]) -> Result<Run> {
 
 /// Runs `stint` and insists on exit code `code`.
 fn expect(url: &str, args: &[&str], code: i32) -> Result<Run> {
-	let run = stint(url, args)?;
+	expect_in(url, args, &[], code)
+}
+
+/// Runs `stint` with extra environment variables and insists on exit code `code`.
+fn expect_in(url: &str, args: &[&str], env: &[(&str, &Path)], code: i32) -> Result<Run> {
+	let run = stint_in(url, args, env)?;
 	assert_eq!(
 		run.code, code,
 		"stint {args:?} exited {} (expected {code})\nstdout: {}\nstderr: {}",
@@ -193,6 +200,43 @@ uuid = "GPU-dave-0"
 	std::fs::write(&dave_file, provider.replace("\"NL\"", "\"Netherlands\""))?;
 	let run = expect(&url, &["--key", "//Dave", "provider", "update", dave_path], 5)?;
 	assert!(run.stderr.contains("region"), "{}", run.stderr);
+
+	// Bob registers the machine the worker's probe reads: here the stand-in driver's two GPUs.
+	// Without a [hardware] section or --probe, or with a driver that sees no GPU (exit 9),
+	// nothing is registered.
+	let driver = tempfile::tempdir()?;
+	stint_e2e::build_cuda_stand_in(driver.path())?;
+	let lib = [("LD_LIBRARY_PATH", driver.path())];
+	let no_gpu = [("LD_LIBRARY_PATH", driver.path()), ("STUB_CUDA", Path::new("no-device"))];
+	let bob_file = dir.path().join("bob.toml");
+	std::fs::write(
+		&bob_file,
+		"name = \"bob-gpus\"\nendpoint = \"http://127.0.0.1:8605\"\nregion = \"FR\"\n\
+		 worker_key = \"//Bob//stash\"\n",
+	)?;
+	let bob_path = bob_file.to_str().unwrap();
+	let register = ["--key", "//Bob", "provider", "register", bob_path];
+	let run = expect(&url, &register, 5)?;
+	assert!(run.stderr.contains("hardware: missing"), "{}", run.stderr);
+	let run = expect_in(&url, &[&register[..], &["--probe"]].concat(), &no_gpu, 9)?;
+	assert_eq!(run.stderr, "error: probe: the CUDA driver sees no GPU\n");
+	let bob = parse_account("5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty")?;
+	assert!(client.provider(&bob).await?.is_none(), "nothing registered");
+	let run = expect_in(&url, &[&register[..], &["--probe"]].concat(), &lib, 0)?;
+	assert!(run.stdout.contains("Providers.Registered"), "{}", run.stdout);
+	let record = client.provider(&bob).await?.context("Bob registered")?;
+	let gpus: Vec<_> = record.hardware.gpus.0.iter().map(|gpu| &gpu.0).collect();
+	assert_eq!(gpus.len(), 2);
+	assert_eq!(gpus[0].model.to_vec(), b"NVIDIA H200");
+	assert_eq!(gpus[0].vram_mib, 143_771);
+	assert_eq!(gpus[0].interface, stint_primitives::GpuInterface::Sxm);
+	assert_eq!(gpus[0].uuid_hash, stint_primitives::device_id(&stint_e2e::stand_in_uuid(0)));
+	assert_eq!(
+		gpus[1].compute_capability,
+		stint_primitives::ComputeCapability { major: 8, minor: 9 }
+	);
+	assert_eq!(gpus[1].uuid_hash, stint_primitives::device_id(&stint_e2e::stand_in_uuid(1)));
+	assert!(record.hardware.cpu_cores >= 1 && record.hardware.ram_mib > 0);
 
 	// Providers: pause, and a bond for a newcomer.
 	expect(&url, &["--key", "//Ferdie", "provider", "pause"], 0)?;
@@ -437,7 +481,7 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	assert!(run.stderr.contains("Providers.NotPaused"), "{}", run.stderr);
 	expect(&url, &["--key", "//Ferdie", "provider", "pause"], 0)?;
 	expect(&url, &["--key", "//Ferdie", "provider", "resume"], 0)?;
-	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "0x1234"], 5)?;
+	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "0x1234"], 4)?;
 	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "//Ferdie//worker2"], 0)?;
 	let rotated = stint_client::keypair("//Ferdie//worker2")?.public_key().0;
 	assert_eq!(client.provider(&ferdie).await?.context("Ferdie")?.worker_key, rotated);

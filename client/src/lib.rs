@@ -116,12 +116,26 @@ pub fn account_of(pair: &Keypair) -> AccountId {
 	pair.public_key().to_account_id()
 }
 
+/// 32 bytes written as hex, with or without a leading `0x` (hashes, device ids, public keys).
+pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
+	hex::decode(text.strip_prefix("0x").unwrap_or(text)).ok()?.try_into().ok()
+}
+
+/// A worker's public key: `0x` and 32 bytes of hex, or a secret URI (or key file) whose sr25519
+/// public key it is.
+pub fn parse_worker_key(text: &str) -> Result<[u8; 32], Error> {
+	match text.starts_with("0x") {
+		true => {
+			parse_hex32(text).ok_or_else(|| Error::Key(format!("{text} is not 32 bytes of hex")))
+		}
+		false => Ok(keypair(text)?.public_key().0),
+	}
+}
+
 /// Parses an SS58 address (or `0x` and 32 bytes of hex).
 pub fn parse_account(text: &str) -> Result<AccountId, Error> {
-	if let Some(hex) = text.strip_prefix("0x") {
-		let bytes: [u8; 32] = hex::decode(hex)
-			.ok()
-			.and_then(|b| b.try_into().ok())
+	if text.starts_with("0x") {
+		let bytes = parse_hex32(text)
 			.ok_or_else(|| Error::Key(format!("{text} is not 32 bytes of hex")))?;
 		return Ok(AccountId32(bytes));
 	}
