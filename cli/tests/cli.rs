@@ -491,9 +491,10 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	let run = expect(&url, &["--key", "//Ferdie", "provider", "deregister"], 6)?;
 	assert!(run.stderr.contains("Providers.NoticeNotServed"), "{}", run.stderr);
 
-	// bond more, unbond, withdraw (nothing has matured yet).
+	// bond more, unbond, withdraw (nothing has matured yet). The first returns at inclusion and
+	// the second follows at once, before finality: it must not reuse the first one's nonce.
 	let active = client.bond(&eve).await?.context("Eve's bond")?.active;
-	expect(&url, &["--key", "//Eve", "bond", "more", "10"], 0)?;
+	expect(&url, &["--key", "//Eve", "--no-wait-finality", "bond", "more", "10"], 0)?;
 	expect(&url, &["--key", "//Eve", "bond", "unbond", "5"], 0)?;
 	let ledger = client.bond(&eve).await?.context("Eve's bond")?;
 	assert_eq!(ledger.active, active + 5 * STINT);

@@ -22,6 +22,7 @@ pub use subxt_signer::sr25519::Keypair;
 use subxt_signer::SecretUri;
 
 mod amount;
+mod describe;
 mod queries;
 
 pub use amount::{format_stint, parse_stint};
@@ -236,10 +237,20 @@ impl Client {
 		wait: Wait,
 		mut progress: impl FnMut(Progress),
 	) -> Result<Included, Error> {
+		// The nonce as the node's pool sees it, not as the last finalized block does: a signer's
+		// transactions still in the pool or in unfinalized blocks count, so commands in quick
+		// succession (`--no-wait-finality`, a worker acking then checkpointing) never reuse one.
+		let nonce = self
+			.legacy()
+			.system_account_next_index(&account_of(signer))
+			.await
+			.map_err(Error::rpc)?;
+		let params =
+			subxt::config::DefaultExtrinsicParamsBuilder::<StintConfig>::new().nonce(nonce).build();
 		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
 		let mut watch = at
 			.transactions()
-			.sign_and_submit_then_watch_default(call, signer)
+			.sign_and_submit_then_watch(call, signer, params)
 			.await
 			.map_err(|e| Error::Rejected(e.to_string()))?;
 		progress(Progress::Submitted);
@@ -276,7 +287,14 @@ impl Client {
 				let event = event.map_err(Error::rpc)?;
 				let fields = event
 					.decode_fields_unchecked_as::<subxt::dynamic::Value>()
-					.map(|v| v.to_string())
+					.map(|v| {
+						describe::event_fields(
+							at.metadata_ref(),
+							event.pallet_name(),
+							event.event_index(),
+							&v,
+						)
+					})
 					.unwrap_or_default();
 				records.push(EventRecord {
 					pallet: event.pallet_name().to_string(),

@@ -35,7 +35,7 @@ pub struct ChainStatus {
 }
 
 impl Client {
-	fn legacy(&self) -> LegacyRpcMethods<RpcConfigFor<StintConfig>> {
+	pub(crate) fn legacy(&self) -> LegacyRpcMethods<RpcConfigFor<StintConfig>> {
 		LegacyRpcMethods::new(self.rpc.clone())
 	}
 
