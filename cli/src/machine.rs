@@ -52,8 +52,11 @@ pub enum Refusal {
 }
 
 /// The file's provider with its hardware from `source`, checked.
-pub fn provider(mut file: ProviderFile, source: HardwareSource) -> Result<Provider, Refusal> {
-	let hardware = match (file.hardware.take(), source) {
+/// The file's own fields are checked before the probe runs, so a mistake in the file is named
+/// even on a machine without a GPU.
+pub fn provider(file: ProviderFile, source: HardwareSource) -> Result<Provider, Refusal> {
+	let (info, worker_key) = check_info(&file).map_err(Refusal::File)?;
+	let hardware = match (file.hardware, source) {
 		(Some(hardware), HardwareSource::File) => hardware,
 		(None, HardwareSource::File) => {
 			return Err(Refusal::File(
@@ -71,16 +74,27 @@ pub fn provider(mut file: ProviderFile, source: HardwareSource) -> Result<Provid
 			stint_probe::machine(scratch).map_err(|e| Refusal::Probe(e.to_string()))?
 		}
 	};
-	check(file, hardware).map_err(Refusal::File)
+	let hardware = check_hardware(hardware).map_err(Refusal::File)?;
+	Ok(Provider { info, worker_key, hardware })
 }
 
-fn check(file: ProviderFile, hardware: Hardware) -> Result<Provider, String> {
+/// The name, endpoint and region, and the worker key.
+fn check_info(file: &ProviderFile) -> Result<(ProviderInfo, [u8; 32]), String> {
 	let region: [u8; 2] =
 		file.region.as_bytes().try_into().ok().filter(is_valid_region).ok_or_else(|| {
 			format!("region: `{}` is not a two-letter upper-case code", file.region)
 		})?;
 	let worker_key =
 		stint_client::parse_worker_key(&file.worker_key).map_err(|e| format!("worker_key: {e}"))?;
+	let info = ProviderInfo {
+		name: file.name.clone().into_bytes(),
+		endpoint: file.endpoint.clone().into_bytes(),
+		region,
+	};
+	Ok((info, worker_key))
+}
+
+fn check_hardware(hardware: Hardware) -> Result<HardwareSpec, String> {
 	let gpus = hardware
 		.gpus
 		.iter()
@@ -108,18 +122,49 @@ fn check(file: ProviderFile, hardware: Hardware) -> Result<Provider, String> {
 			}))
 		})
 		.collect::<Result<Vec<_>, String>>()?;
-	Ok(Provider {
-		info: ProviderInfo {
-			name: file.name.into_bytes(),
-			endpoint: file.endpoint.into_bytes(),
-			region,
-		},
-		worker_key,
-		hardware: HardwareSpec {
-			gpus,
-			cpu_cores: hardware.cpu_cores,
-			ram_mib: hardware.ram_mib,
-			disk_gib: hardware.disk_gib,
-		},
+	Ok(HardwareSpec {
+		gpus,
+		cpu_cores: hardware.cpu_cores,
+		ram_mib: hardware.ram_mib,
+		disk_gib: hardware.disk_gib,
 	})
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	const FILE: &str = r#"name = "dave-gpus"
+endpoint = "https://gpus.example:8600"
+region = "NL"
+worker_key = "//Dave//stash"
+"#;
+
+	fn refusal(text: &str, source: HardwareSource) -> String {
+		match provider(parse(text).unwrap(), source) {
+			Err(Refusal::File(why)) => format!("file: {why}"),
+			Err(Refusal::Probe(why)) => format!("probe: {why}"),
+			Ok(_) => "accepted".into(),
+		}
+	}
+
+	#[test]
+	fn the_file_is_checked_before_the_probe_runs() {
+		let scratch = std::path::Path::new(".");
+		let bad_region = FILE.replace("\"NL\"", "\"Netherlands\"");
+		assert!(refusal(&bad_region, HardwareSource::Probe(scratch)).starts_with("file: region"));
+		let bad_key = FILE.replace("//Dave//stash", "0x1234");
+		assert!(refusal(&bad_key, HardwareSource::Probe(scratch)).starts_with("file: worker_key"));
+		assert!(refusal(FILE, HardwareSource::File).starts_with("file: hardware: missing"));
+		let with_hardware = format!(
+			"{FILE}[hardware]\ncpu_cores = 8\nram_mib = 1024\ndisk_gib = 10\n\n[[hardware.gpus]]\n\
+			 model = \"NVIDIA L4\"\nvram_mib = 23034\ncompute_capability = \"8.9\"\n\
+			 cuda_driver_version = 13000\nuuid = \"GPU-dave-0\"\n"
+		);
+		assert!(refusal(&with_hardware, HardwareSource::Probe(scratch)).contains("use one"));
+		assert_eq!(refusal(&with_hardware, HardwareSource::File), "accepted");
+		let bad_cc = with_hardware.replace("\"8.9\"", "\"eight\"");
+		assert!(refusal(&bad_cc, HardwareSource::File)
+			.starts_with("file: hardware.gpus[0].compute_capability"));
+	}
 }
