@@ -128,8 +128,7 @@ pub const CUDA_STAND_IN: &str = include_str!("../stand-in/libcuda.c");
 
 /// The UUID the stand-in driver reports for the device at `ordinal`.
 pub fn stand_in_uuid(ordinal: u8) -> String {
-	let hex: String = (16 * ordinal..16 * ordinal + 16).map(|b| format!("{b:02x}")).collect();
-	format!("GPU-{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+	stint_probe::format_uuid(&std::array::from_fn(|i| 16 * ordinal + i as u8))
 }
 
 /// Compiles the stand-in driver into `dir/libcuda.so` with the system C compiler, for tests on
