@@ -7,14 +7,18 @@
 
 extern crate alloc;
 
+pub mod fetch;
 pub mod hardware;
 pub mod job;
 pub mod outputs;
+pub mod receipt;
 pub mod report;
 
+pub use fetch::*;
 pub use hardware::*;
 pub use job::*;
 pub use outputs::*;
+pub use receipt::*;
 pub use report::*;
 
 /// Re-exported for the software around the runtime, which builds these types.

@@ -98,6 +98,36 @@ impl Report {
 	}
 }
 
+/// What a live lease's provider must do next, and by which block: read by the worker from the
+/// chain (`MarketApi::duties`), so that no worker computes a deadline from constants.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	serde::Serialize,
+	serde::Deserialize,
+)]
+pub enum NextDuty<BlockNumber> {
+	/// Acknowledge the lease, at the latest in block `by`.
+	Ack { by: BlockNumber },
+	/// A fixed-duration lease: run the job until `ends_at`, and submit its result at the latest
+	/// in block `by`.
+	Result { ends_at: BlockNumber, by: BlockNumber },
+	/// An open-ended lease: submit checkpoint `sequence` at the latest in block `by` (or the
+	/// final result whenever the job ends).
+	Checkpoint { sequence: u32, by: BlockNumber },
+	/// The buyer's escrow ran out: nothing is due and nothing is paid until a top-up resumes it
+	/// (pause the job) or the grace period ends it.
+	Suspended,
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
