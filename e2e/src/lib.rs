@@ -1,11 +1,18 @@
 //! A harness that starts a real `stint-node` as a child process on free loopback ports and stops
-//! it when dropped, including when a test panics.
+//! it when dropped, including when a test panics, and when the test process itself ends (a
+//! watchdog kills a node whose test process is gone, so a node shared by a test binary never
+//! outlives it).
+//!
+//! Most tests run against the node's development sealing (`--dev-block-time`): the same runtime,
+//! a block every [`TEST_BLOCK_MS`] milliseconds, final at once. Tests of consensus itself start
+//! it with real Aura and GRANDPA ([`TestNode::dev_aura`]).
 
 use std::{
 	fs::File,
-	net::TcpListener,
+	net::{TcpListener, TcpStream},
 	path::{Path, PathBuf},
 	process::{Child, Command, Stdio},
+	sync::{Mutex, OnceLock},
 	time::{Duration, Instant},
 };
 
@@ -16,6 +23,14 @@ use subxt::{OnlineClient, PolkadotConfig};
 pub type StintConfig = PolkadotConfig;
 /// A connected client.
 pub type Client = OnlineClient<StintConfig>;
+
+/// Milliseconds between the blocks of a test node (`$STINT_TEST_BLOCK_MS`, default 250).
+pub fn test_block_ms() -> u64 {
+	std::env::var("STINT_TEST_BLOCK_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(TEST_BLOCK_MS)
+}
+
+/// The default block time of test nodes, in milliseconds.
+pub const TEST_BLOCK_MS: u64 = 250;
 
 /// Where the `stint-node` binary is: `$STINT_NODE_BIN`, else beside the running test binary
 /// in cargo's target directory (`target/<profile>/deps/<test>` → `target/<profile>/stint-node`).
@@ -50,16 +65,37 @@ pub fn free_port() -> Result<u16> {
 
 /// A running node. Dropping it kills the process.
 pub struct TestNode {
-	child: Child,
+	child: Mutex<Child>,
 	rpc_port: u16,
 	log_path: PathBuf,
 	_base: tempfile::TempDir,
 }
 
 impl TestNode {
-	/// Starts `stint-node --dev` with a fresh database on free ports.
+	/// Starts `stint-node --dev` with development sealing (a block every [`test_block_ms`],
+	/// final at once), a fresh database and free ports.
 	pub fn dev() -> Result<Self> {
+		let ms = test_block_ms().to_string();
+		Self::start(&["--dev", "--dev-block-time", &ms])
+	}
+
+	/// Starts `stint-node --dev` with real Aura (6-second slots) and GRANDPA: for tests of
+	/// consensus itself.
+	pub fn dev_aura() -> Result<Self> {
 		Self::start(&["--dev"])
+	}
+
+	/// The development node this test binary shares: started by the first test that asks, ready
+	/// (its RPC answers) when returned, killed when the test binary ends. Tests that share it
+	/// must not depend on each other's state: each uses its own accounts or reads what it made.
+	pub fn shared() -> Result<&'static TestNode> {
+		static SHARED: OnceLock<std::result::Result<TestNode, String>> = OnceLock::new();
+		let node = SHARED.get_or_init(|| {
+			let node = Self::dev().map_err(|e| format!("{e:#}"))?;
+			node.wait_for_rpc(Duration::from_secs(90)).map_err(|e| format!("{e:#}"))?;
+			Ok(node)
+		});
+		node.as_ref().map_err(|e| anyhow::anyhow!("the shared node did not start: {e}"))
 	}
 
 	/// Starts `stint-node` with `args` (plus a fresh base path and free loopback ports).
@@ -80,7 +116,8 @@ impl TestNode {
 			.stderr(log)
 			.spawn()
 			.context("starting stint-node")?;
-		Ok(Self { child, rpc_port, log_path, _base: base })
+		watch_over(child.id());
+		Ok(Self { child: Mutex::new(child), rpc_port, log_path, _base: base })
 	}
 
 	/// The node's WebSocket RPC endpoint.
@@ -95,13 +132,34 @@ impl TestNode {
 		all[all.len().saturating_sub(lines)..].join("\n")
 	}
 
-	/// Connects a client, retrying until the RPC server answers or `timeout` passes.
-	pub async fn client(&mut self, timeout: Duration) -> Result<Client> {
+	fn exited(&self) -> Result<()> {
+		let status = self.child.lock().expect("the node's handle").try_wait()?;
+		if let Some(status) = status {
+			bail!("stint-node exited with {status}:\n{}", self.log_tail(40));
+		}
+		Ok(())
+	}
+
+	/// Waits until the RPC port accepts connections, without an async runtime.
+	pub fn wait_for_rpc(&self, timeout: Duration) -> Result<()> {
 		let deadline = Instant::now() + timeout;
 		loop {
-			if let Some(status) = self.child.try_wait()? {
-				bail!("stint-node exited with {status}:\n{}", self.log_tail(40));
+			self.exited()?;
+			if TcpStream::connect(("127.0.0.1", self.rpc_port)).is_ok() {
+				return Ok(());
 			}
+			if Instant::now() > deadline {
+				bail!("no RPC at {} after {timeout:?}\n{}", self.ws_url(), self.log_tail(40));
+			}
+			std::thread::sleep(Duration::from_millis(100));
+		}
+	}
+
+	/// Connects a client, retrying until the RPC server answers or `timeout` passes.
+	pub async fn client(&self, timeout: Duration) -> Result<Client> {
+		let deadline = Instant::now() + timeout;
+		loop {
+			self.exited()?;
 			match Client::from_insecure_url(self.ws_url()).await {
 				Ok(client) => return Ok(client),
 				Err(e) if Instant::now() > deadline => bail!(
@@ -117,9 +175,26 @@ impl TestNode {
 
 impl Drop for TestNode {
 	fn drop(&mut self) {
-		let _ = self.child.kill();
-		let _ = self.child.wait();
+		let child = self.child.get_mut().expect("the node's handle");
+		let _ = child.kill();
+		let _ = child.wait();
 	}
+}
+
+/// Kills process `pid` once this test process is gone (statics are never dropped, and a panic
+/// or a killed test run leaves no `Drop` to run): a shell that polls both every half second.
+fn watch_over(pid: u32) {
+	let script = format!(
+		"while kill -0 {parent} 2>/dev/null && kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \
+		 kill -9 {pid} 2>/dev/null",
+		parent = std::process::id()
+	);
+	let _ = Command::new("sh")
+		.args(["-c", &script])
+		.stdin(Stdio::null())
+		.stdout(Stdio::null())
+		.stderr(Stdio::null())
+		.spawn();
 }
 
 /// The C source of a stand-in NVIDIA driver library (see `stand-in/libcuda.c`): two GPUs, an

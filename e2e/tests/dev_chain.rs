@@ -1,5 +1,7 @@
-//! A real `stint-node --dev` on loopback: it authors and finalizes blocks, serves modern metadata
-//! naming our pallets, and includes a signed transfer made by a third-party client (subxt).
+//! A real `stint-node --dev` on loopback: with Aura and GRANDPA it authors and finalizes blocks;
+//! with development sealing it makes a final block every few hundred milliseconds; it serves
+//! modern metadata naming our pallets, and includes a signed transfer made by a third-party
+//! client (subxt).
 
 use std::{collections::BTreeSet, process::Command, time::Duration};
 
@@ -15,7 +17,7 @@ use subxt::{
 use subxt_signer::sr25519::dev;
 
 const STARTUP: Duration = Duration::from_secs(90);
-/// Six-second slots: a few blocks are well within this.
+/// Six-second slots (with Aura): a few blocks are well within this.
 const BLOCKS: Duration = Duration::from_secs(90);
 const STINT: u128 = 1_000_000_000_000;
 
@@ -41,8 +43,8 @@ async fn wait_for_block(client: &Client, finalized: bool, number: u64) -> Result
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn dev_chain_produces_and_finalizes_blocks() -> Result<()> {
-	let mut node = TestNode::dev()?;
+async fn dev_chain_produces_and_finalizes_blocks_with_aura_and_grandpa() -> Result<()> {
+	let node = TestNode::dev_aura()?;
 	let client = node.client(STARTUP).await?;
 	let best = wait_for_block(&client, false, 1).await;
 	let finalized = wait_for_block(&client, true, 1).await;
@@ -53,9 +55,28 @@ async fn dev_chain_produces_and_finalizes_blocks() -> Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn development_sealing_makes_final_blocks_fast_with_aura_slots() -> Result<()> {
+	let node = TestNode::shared()?;
+	let client = node.client(STARTUP).await?;
+	let start = std::time::Instant::now();
+	let first = wait_for_block(&client, true, 1).await?;
+	let tenth = wait_for_block(&client, true, first + 10).await?;
+	// Ten blocks at a quarter of a second, far from ten six-second slots.
+	assert!(start.elapsed() < Duration::from_secs(30), "{:?} for {tenth} blocks", start.elapsed());
+	// Every block's timestamp is the start of its own, later slot, as under Aura.
+	let at = client.at_current_block().await?;
+	let now = dynamic::storage::<(), Value>("Timestamp", "Now");
+	let slot = dynamic::storage::<(), Value>("Aura", "CurrentSlot");
+	let now = at.storage().fetch(now, ()).await?.decode()?.as_u128().context("Timestamp.Now")?;
+	let slot = at.storage().fetch(slot, ()).await?.decode()?;
+	let slot = slot.at(0).and_then(|v| v.as_u128()).or(slot.as_u128()).context("CurrentSlot")?;
+	assert_eq!(now, slot * 6_000, "the timestamp is its slot's start");
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn metadata_is_v15_or_later_and_names_our_pallets() -> Result<()> {
-	let mut node = TestNode::dev()?;
-	node.client(STARTUP).await?;
+	let node = TestNode::shared()?;
 	let rpc = RpcClient::from_insecure_url(node.ws_url()).await?;
 	let rpc = LegacyRpcMethods::<RpcConfigFor<StintConfig>>::new(rpc);
 
@@ -78,9 +99,22 @@ async fn metadata_is_v15_or_later_and_names_our_pallets() -> Result<()> {
 			RuntimeMetadata::V16(m) => m.pallets.into_iter().map(|p| p.name).collect(),
 			other => bail!("unexpected metadata version {}", other.version()),
 		};
-		for pallet in
-			["System", "Timestamp", "Aura", "Grandpa", "Balances", "TransactionPayment", "Sudo"]
-		{
+		for pallet in [
+			"System",
+			"Timestamp",
+			"Aura",
+			"Grandpa",
+			"Balances",
+			"TransactionPayment",
+			"Sudo",
+			"Utility",
+			"Parameters",
+			"Providers",
+			"Bonds",
+			"Market",
+			"Leases",
+			"Streams",
+		] {
 			ensure!(pallets.contains(pallet), "V{version} lacks {pallet}: {pallets:?}");
 		}
 	}
@@ -99,7 +133,7 @@ async fn free_balance(client: &Client, who: [u8; 32]) -> Result<u128> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn signed_transfer_is_included_and_moves_the_balance() -> Result<()> {
-	let mut node = TestNode::dev()?;
+	let node = TestNode::shared()?;
 	let client = node.client(STARTUP).await?;
 	wait_for_block(&client, false, 1).await?;
 

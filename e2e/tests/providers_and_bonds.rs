@@ -30,7 +30,7 @@ async fn storage_value(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dev_chain_starts_with_two_bonded_providers() -> Result<()> {
-	let mut node = TestNode::dev()?;
+	let node = TestNode::shared()?;
 	let client = node.client(STARTUP).await?;
 	for (who, gpus) in [(dev::eve(), 2), (dev::ferdie(), 2)] {
 		let id = who.public_key().0;
@@ -54,7 +54,7 @@ async fn dev_chain_starts_with_two_bonded_providers() -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bond_made_over_rpc_is_held() -> Result<()> {
-	let mut node = TestNode::dev()?;
+	let node = TestNode::shared()?;
 	let client = node.client(STARTUP).await?;
 	let alice = dev::alice();
 	let bond = dynamic::transaction("Bonds", "bond", (500 * STINT,));

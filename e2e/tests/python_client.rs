@@ -17,7 +17,7 @@ async fn substrate_interface_creates_and_reads_an_order() -> Result<()> {
 		bail!("{} does not exist: run scripts/setup.sh", python.display());
 	}
 	let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python/create_order.py");
-	let mut node = TestNode::dev()?;
+	let node = TestNode::shared()?;
 	node.client(Duration::from_secs(90)).await?;
 	let output = Command::new(&python).arg(&script).arg(node.ws_url()).output()?;
 	let stdout = String::from_utf8_lossy(&output.stdout);

@@ -10,6 +10,13 @@ pub struct Cli {
 	#[command(subcommand)]
 	pub subcommand: Option<Subcommand>,
 
+	/// Development sealing, for tests: seal a block every MS milliseconds and finalize it at
+	/// once, instead of Aura's 6-second slots and GRANDPA's votes. The runtime and its checks are
+	/// the same (every block carries an Aura slot; the chain's clock runs a slot ahead per
+	/// block). Development and local chains only; use a fresh database (`--tmp`).
+	#[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(50..=60_000))]
+	pub dev_block_time: Option<u64>,
+
 	/// Options for running the node.
 	#[clap(flatten)]
 	pub run: sc_cli::RunCmd,

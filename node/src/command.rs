@@ -51,28 +51,28 @@ pub fn run() -> sc_cli::Result<()> {
 		Some(Subcommand::CheckBlock(cmd)) => {
 			let runner = cli.create_runner(cmd)?;
 			runner.async_run(|config| {
-				let parts = service::new_partial(&config)?;
+				let parts = service::new_partial(&config, false)?;
 				Ok((cmd.run(parts.client, parts.import_queue), parts.task_manager))
 			})
 		}
 		Some(Subcommand::ExportBlocks(cmd)) => {
 			let runner = cli.create_runner(cmd)?;
 			runner.async_run(|config| {
-				let parts = service::new_partial(&config)?;
+				let parts = service::new_partial(&config, false)?;
 				Ok((cmd.run(parts.client, config.database), parts.task_manager))
 			})
 		}
 		Some(Subcommand::ExportState(cmd)) => {
 			let runner = cli.create_runner(cmd)?;
 			runner.async_run(|config| {
-				let parts = service::new_partial(&config)?;
+				let parts = service::new_partial(&config, false)?;
 				Ok((cmd.run(parts.client, config.chain_spec), parts.task_manager))
 			})
 		}
 		Some(Subcommand::ImportBlocks(cmd)) => {
 			let runner = cli.create_runner(cmd)?;
 			runner.async_run(|config| {
-				let parts = service::new_partial(&config)?;
+				let parts = service::new_partial(&config, false)?;
 				Ok((cmd.run(parts.client, parts.import_queue), parts.task_manager))
 			})
 		}
@@ -83,7 +83,7 @@ pub fn run() -> sc_cli::Result<()> {
 		Some(Subcommand::Revert(cmd)) => {
 			let runner = cli.create_runner(cmd)?;
 			runner.async_run(|config| {
-				let parts = service::new_partial(&config)?;
+				let parts = service::new_partial(&config, false)?;
 				let aux_revert = Box::new(|client, _, blocks| {
 					sc_consensus_grandpa::revert(client, blocks)?;
 					Ok(())
@@ -97,17 +97,27 @@ pub fn run() -> sc_cli::Result<()> {
 		}
 		None => {
 			let runner = cli.create_runner(&cli.run)?;
+			let dev_seal = cli
+				.dev_block_time
+				.map(|ms| service::DevSeal { interval: std::time::Duration::from_millis(ms) });
 			runner.run_node_until_exit(|config| async move {
+				if dev_seal.is_some()
+					&& config.chain_spec.chain_type() == sc_service::ChainType::Live
+				{
+					return Err(sc_cli::Error::Input(
+						"--dev-block-time is for development and local chains only".into(),
+					));
+				}
 				match config.network.network_backend {
 					sc_network::config::NetworkBackendType::Libp2p => service::new_full::<
 						sc_network::NetworkWorker<
 							Block,
 							<Block as polkadot_sdk::sp_runtime::traits::Block>::Hash,
 						>,
-					>(config)
+					>(config, dev_seal)
 					.map_err(sc_cli::Error::Service),
 					sc_network::config::NetworkBackendType::Litep2p => {
-						service::new_full::<sc_network::Litep2pNetworkBackend>(config)
+						service::new_full::<sc_network::Litep2pNetworkBackend>(config, dev_seal)
 							.map_err(sc_cli::Error::Service)
 					}
 				}

@@ -1,12 +1,16 @@
 //! Assembles a full node: client, import queue, networking, Aura authoring, GRANDPA finality.
+//!
+//! For tests there is a second way to make blocks ([`DevSeal`]): a block every few hundred
+//! milliseconds, final as soon as it is imported, with the same runtime and the same Aura slot
+//! digest in every block, but neither Aura's slot timer nor GRANDPA's voting.
 
 use std::{sync::Arc, time::Duration};
 
 use polkadot_sdk::{
-	sc_basic_authorship, sc_consensus, sc_consensus_aura, sc_consensus_grandpa, sc_executor,
-	sc_network, sc_service, sc_telemetry, sc_transaction_pool,
-	sc_transaction_pool_api::OffchainTransactionPoolFactory, sp_consensus_aura, sp_io, sp_runtime,
-	sp_timestamp,
+	sc_basic_authorship, sc_consensus, sc_consensus_aura, sc_consensus_grandpa,
+	sc_consensus_manual_seal, sc_executor, sc_network, sc_service, sc_telemetry,
+	sc_transaction_pool, sc_transaction_pool_api::OffchainTransactionPoolFactory,
+	sp_consensus_aura, sp_io, sp_runtime, sp_timestamp,
 };
 use sc_consensus_aura::{ImportQueueParams, SlotProportion, StartAuraParams};
 use sc_service::{error::Error as ServiceError, Configuration, TaskManager, WarpSyncConfig};
@@ -22,6 +26,7 @@ pub type FullClient = sc_service::TFullClient<
 >;
 type FullBackend = sc_service::TFullBackend<Block>;
 type FullSelectChain = sc_consensus::LongestChain<FullBackend, Block>;
+type TransactionPool = sc_transaction_pool::TransactionPoolHandle<Block, FullClient>;
 type GrandpaBlockImport =
 	sc_consensus_grandpa::GrandpaBlockImport<FullBackend, Block, FullClient, FullSelectChain>;
 type GrandpaLinkHalf = sc_consensus_grandpa::LinkHalf<Block, FullClient, FullSelectChain>;
@@ -35,9 +40,15 @@ pub type Service = sc_service::PartialComponents<
 	FullBackend,
 	FullSelectChain,
 	sc_consensus::DefaultImportQueue<Block>,
-	sc_transaction_pool::TransactionPoolHandle<Block, FullClient>,
+	TransactionPool,
 	(GrandpaBlockImport, GrandpaLinkHalf, Option<Telemetry>),
 >;
+
+/// Development sealing: a block every `interval`, finalized on import.
+#[derive(Clone, Copy, Debug)]
+pub struct DevSeal {
+	pub interval: Duration,
+}
 
 /// Aura's inherent data for a block built now: the timestamp and the slot it falls in.
 fn aura_inherent_data(
@@ -51,8 +62,9 @@ fn aura_inherent_data(
 	(slot, timestamp)
 }
 
-/// Builds the client, backend, transaction pool and import queue.
-pub fn new_partial(config: &Configuration) -> Result<Service, ServiceError> {
+/// Builds the client, backend, transaction pool and import queue (Aura's, or with `dev_seal` one
+/// that takes the node's own sealed blocks as they are).
+pub fn new_partial(config: &Configuration, dev_seal: bool) -> Result<Service, ServiceError> {
 	let telemetry = config
 		.telemetry_endpoints
 		.clone()
@@ -100,8 +112,14 @@ pub fn new_partial(config: &Configuration) -> Result<Service, ServiceError> {
 		telemetry.as_ref().map(|x| x.handle()),
 	)?;
 
-	let slot_duration = sc_consensus_aura::slot_duration::<AuraId, _, _>(&*client)?;
-	let import_queue =
+	let import_queue = if dev_seal {
+		sc_consensus_manual_seal::import_queue(
+			Box::new(client.clone()),
+			&task_manager.spawn_essential_handle(),
+			config.prometheus_registry(),
+		)
+	} else {
+		let slot_duration = sc_consensus_aura::slot_duration::<AuraId, _, _>(&*client)?;
 		sc_consensus_aura::import_queue::<AuraPair, _, _, _, _, _>(ImportQueueParams {
 			block_import: grandpa_block_import.clone(),
 			justification_import: Some(Box::new(grandpa_block_import.clone())),
@@ -114,7 +132,8 @@ pub fn new_partial(config: &Configuration) -> Result<Service, ServiceError> {
 			check_for_equivocation: Default::default(),
 			telemetry: telemetry.as_ref().map(|x| x.handle()),
 			compatibility_mode: Default::default(),
-		})?;
+		})?
+	};
 
 	Ok(sc_service::PartialComponents {
 		client,
@@ -128,11 +147,13 @@ pub fn new_partial(config: &Configuration) -> Result<Service, ServiceError> {
 	})
 }
 
-/// Builds and starts a full node (an authority when it holds the keys).
+/// Builds and starts a full node (an authority when it holds the keys), or with `dev_seal` a
+/// development node that seals its own blocks.
 pub fn new_full<
 	N: sc_network::NetworkBackend<Block, <Block as sp_runtime::traits::Block>::Hash>,
 >(
 	config: Configuration,
+	dev_seal: Option<DevSeal>,
 ) -> Result<TaskManager, ServiceError> {
 	let sc_service::PartialComponents {
 		client,
@@ -143,7 +164,7 @@ pub fn new_full<
 		select_chain,
 		transaction_pool,
 		other: (block_import, grandpa_link, mut telemetry),
-	} = new_partial(&config)?;
+	} = new_partial(&config, dev_seal.is_some())?;
 
 	let mut net_config = sc_network::config::FullNetworkConfiguration::<
 		Block,
@@ -217,6 +238,25 @@ pub fn new_full<
 		tracing_execute_block: None,
 	})?;
 
+	if let Some(seal) = dev_seal {
+		let proposer_factory = sc_basic_authorship::ProposerFactory::new(
+			task_manager.spawn_handle(),
+			client.clone(),
+			transaction_pool.clone(),
+			prometheus_registry.as_ref(),
+			telemetry.as_ref().map(|x| x.handle()),
+		);
+		start_dev_seal(
+			&task_manager,
+			client,
+			transaction_pool,
+			select_chain,
+			proposer_factory,
+			seal,
+		)?;
+		return Ok(task_manager);
+	}
+
 	if role.is_authority() {
 		let proposer_factory = sc_basic_authorship::ProposerFactory::new(
 			task_manager.spawn_handle(),
@@ -285,4 +325,81 @@ pub fn new_full<
 	}
 
 	Ok(task_manager)
+}
+
+/// Seals a block every `seal.interval` on the best block, finalized on import. Each block carries
+/// the Aura pre-digest of its slot, and its timestamp is the start of that slot: the slot of the
+/// wall clock, or the parent's slot plus one when blocks come faster than slots. So the runtime's
+/// checks hold as under Aura (the slot grows every block, the timestamp is the slot's), and the
+/// chain's clock runs ahead of the wall clock by one slot (6 s) per block sealed early.
+fn start_dev_seal(
+	task_manager: &TaskManager,
+	client: Arc<FullClient>,
+	pool: Arc<TransactionPool>,
+	select_chain: FullSelectChain,
+	proposer_factory: sc_basic_authorship::ProposerFactory<TransactionPool, FullClient>,
+	seal: DevSeal,
+) -> Result<(), ServiceError> {
+	use futures::{channel::mpsc, SinkExt};
+	use sc_consensus_manual_seal::{
+		consensus::aura::AuraConsensusDataProvider, EngineCommand, ManualSealParams,
+	};
+	use sp_consensus_aura::{sr25519::AuthoritySignature, Slot};
+
+	let slot_duration = sc_consensus_aura::slot_duration::<AuraId, _, _>(&*client)?;
+	let (mut commands, engine_commands) = mpsc::channel(16);
+	task_manager.spawn_handle().spawn("dev-seal-timer", Some("block-authoring"), async move {
+		loop {
+			futures_timer::Delay::new(seal.interval).await;
+			let command = EngineCommand::SealNewBlock {
+				create_empty: true,
+				finalize: true,
+				parent_hash: None,
+				sender: None,
+			};
+			if commands.send(command).await.is_err() {
+				break;
+			}
+		}
+	});
+
+	let headers = client.clone();
+	let create_inherent_data_providers = move |parent, ()| {
+		let headers = headers.clone();
+		async move {
+			let header = headers
+				.header(parent)?
+				.ok_or_else(|| format!("dev seal: no header for the parent {parent}"))?;
+			let parent_slot =
+				sc_consensus_aura::find_pre_digest::<Block, AuthoritySignature>(&header)
+					.map_err(|e| format!("dev seal: the parent has no Aura slot: {e}"))?;
+			let now = Slot::from_timestamp(sp_timestamp::Timestamp::current(), slot_duration);
+			let slot = now.max(parent_slot + 1);
+			let timestamp = slot
+				.timestamp(slot_duration)
+				.ok_or_else(|| format!("dev seal: slot {slot:?} has no timestamp"))?;
+			Ok((
+				sp_timestamp::InherentDataProvider::new(timestamp),
+				sp_consensus_aura::inherents::InherentDataProvider::new(slot),
+			))
+		}
+	};
+
+	let authorship = sc_consensus_manual_seal::run_manual_seal(ManualSealParams {
+		block_import: client.clone(),
+		env: proposer_factory,
+		client: client.clone(),
+		pool,
+		commands_stream: Box::pin(engine_commands),
+		select_chain,
+		consensus_data_provider: Some(Box::new(AuraConsensusDataProvider::new(client))),
+		create_inherent_data_providers,
+	});
+	// Sealing is essential: if it stops, the node goes down with it.
+	task_manager.spawn_essential_handle().spawn_blocking(
+		"dev-seal",
+		Some("block-authoring"),
+		authorship,
+	);
+	Ok(())
 }
