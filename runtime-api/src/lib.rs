@@ -12,7 +12,7 @@ extern crate alloc;
 use alloc::vec::Vec;
 use codec::{Codec, Decode, Encode};
 use scale_info::TypeInfo;
-use stint_primitives::{DeviceId, LeaseId};
+use stint_primitives::{DeviceId, JobSpec, LeaseId, NextDuty};
 
 /// Identifies an order.
 pub type OrderId = u64;
@@ -30,15 +30,30 @@ pub struct StreamView<Balance, BlockNumber> {
 	pub depletes_at: Option<BlockNumber>,
 }
 
+/// A live lease, the job it runs, and what its provider must do next by when.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
+pub struct Duty<Lease, BlockNumber> {
+	pub id: LeaseId,
+	pub lease: Lease,
+	/// The order's job spec (`None` only if the order is no longer stored).
+	pub spec: Option<JobSpec>,
+	pub next: NextDuty<BlockNumber>,
+}
+
 polkadot_sdk::sp_api::decl_runtime_apis! {
 	/// Reads of the market, the leases and the streams.
-	pub trait MarketApi<AccountId, Balance, BlockNumber, Order, Lease>
+	///
+	/// Version 2: `duties`, `bids_of` and `acting_for`; `servable_orders` takes a provider or
+	/// one of its worker keys and leaves out orders the provider bid on and full ones.
+	#[api_version(2)]
+	pub trait MarketApi<AccountId, Balance, BlockNumber, Order, Lease, Bid>
 	where
 		AccountId: Codec,
 		Balance: Codec,
 		BlockNumber: Codec,
 		Order: Codec,
 		Lease: Codec,
+		Bid: Codec,
 	{
 		/// An order, open or leased.
 		fn order(id: OrderId) -> Option<Order>;
@@ -46,8 +61,10 @@ polkadot_sdk::sp_api::decl_runtime_apis! {
 		/// id returned).
 		fn open_orders(start_after: Option<OrderId>, limit: u32) -> Vec<(OrderId, Order)>;
 		/// Open orders still taking bids that `provider` can serve now, each with the devices it
-		/// would offer (uncommitted, meeting the requirements, checked as a bid would be). At most
-		/// `limit`, after `start_after`.
+		/// would offer (uncommitted, meeting the requirements, on one machine, checked as a bid
+		/// would be). `provider` may be a worker key's account: then only its devices are
+		/// offered. Orders the provider already bid on and orders with the most bids are left
+		/// out. At most `limit`, after `start_after`.
 		fn servable_orders(
 			provider: AccountId,
 			start_after: Option<OrderId>,
@@ -59,5 +76,13 @@ polkadot_sdk::sp_api::decl_runtime_apis! {
 		fn leases_of(provider: AccountId) -> Vec<(LeaseId, Lease)>;
 		/// A stream's money now, if it is open.
 		fn stream(id: StreamId) -> Option<StreamView<Balance, BlockNumber>>;
+		/// What `who` (a provider, or one of its worker keys: the leases on its devices) must do:
+		/// each live lease with its job spec and the next duty's deadline, read from the chain.
+		fn duties(who: AccountId) -> Vec<Duty<Lease, BlockNumber>>;
+		/// The standing bids of `who` (a provider, or one of its worker keys), by order.
+		fn bids_of(who: AccountId) -> Vec<(OrderId, Bid)>;
+		/// Whom `who` acts for: itself if it is a provider, or the provider that bound it as a
+		/// worker key, with the devices the key acts for (`None` for the provider itself).
+		fn acting_for(who: AccountId) -> Option<(AccountId, Option<Vec<DeviceId>>)>;
 	}
 }

@@ -20,8 +20,8 @@ use sp_version::RuntimeVersion;
 
 use super::{
 	AccountId, Aura, Balance, Block, BlockNumber, Executive, Grandpa, InherentDataExt, Leases,
-	Market, Nonce, Runtime, RuntimeCall, RuntimeGenesisConfig, SessionKeys, Streams, System,
-	TransactionPayment, VERSION,
+	Market, Nonce, Providers, Runtime, RuntimeCall, RuntimeGenesisConfig, SessionKeys, Streams,
+	System, TransactionPayment, VERSION,
 };
 
 impl_runtime_apis! {
@@ -207,6 +207,7 @@ impl_runtime_apis! {
 		BlockNumber,
 		pallet_market::OrderOf<Runtime>,
 		pallet_leases::LeaseOf<Runtime>,
+		pallet_market::BidOf<Runtime>,
 	> for Runtime {
 		fn order(id: stint_runtime_api::OrderId) -> Option<pallet_market::OrderOf<Runtime>> {
 			pallet_market::Orders::<Runtime>::get(id)
@@ -246,6 +247,35 @@ impl_runtime_apis! {
 				remaining: Streams::remaining(id)?,
 				depletes_at: Streams::depletes_at(id),
 			})
+		}
+
+		fn duties(
+			who: AccountId,
+		) -> Vec<stint_runtime_api::Duty<pallet_leases::LeaseOf<Runtime>, BlockNumber>> {
+			Leases::duties_of(&who)
+				.into_iter()
+				.map(|(id, lease, next)| stint_runtime_api::Duty {
+					id,
+					spec: Market::spec_of(lease.order),
+					lease,
+					next,
+				})
+				.collect()
+		}
+
+		fn bids_of(
+			who: AccountId,
+		) -> Vec<(stint_runtime_api::OrderId, pallet_market::BidOf<Runtime>)> {
+			Market::bids_of(&who)
+		}
+
+		fn acting_for(
+			who: AccountId,
+		) -> Option<(AccountId, Option<Vec<stint_primitives::DeviceId>>)> {
+			use stint_traits::ProviderRegistry;
+			let (provider, worker) = Providers::acting_for(&who).ok()?;
+			let devices = worker.map(|key| Providers::worker_devices(&provider, &key));
+			Some((provider, devices))
 		}
 	}
 

@@ -220,7 +220,13 @@ pub(crate) mod tests {
 			build(preset).execute_with(|| {
 				for (who, _, worker_key, hardware) in example_providers() {
 					assert!(crate::Providers::is_active(&who));
-					assert_eq!(crate::Providers::worker_key(&who), Some(worker_key));
+					let devices: Vec<_> = hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
+					assert_eq!(crate::Providers::worker_for(&who, &devices), Some(worker_key));
+					let worker = crate::AccountId::from(worker_key.0);
+					assert_eq!(
+						crate::Providers::acting_for(&worker),
+						Ok((who.clone(), Some(worker_key)))
+					);
 					assert_eq!(crate::Providers::devices(&who), hardware.gpus);
 					assert_eq!(crate::Bonds::free_bond(&who), EXAMPLE_PROVIDER_BOND);
 				}

@@ -63,10 +63,10 @@ pub const VERSION: RuntimeVersion = RuntimeVersion {
 	spec_name: Cow::Borrowed("stint"),
 	impl_name: Cow::Borrowed("stint-node"),
 	authoring_version: 1,
-	spec_version: 100,
+	spec_version: 101,
 	impl_version: 1,
 	apis: apis::RUNTIME_API_VERSIONS,
-	transaction_version: 1,
+	transaction_version: 2,
 	system_version: 1,
 };
 
@@ -170,6 +170,14 @@ mod runtime {
 	/// Development only: the `development` and `local_testnet` presets give Alice the key.
 	#[runtime::pallet_index(6)]
 	pub type Sudo = pallet_sudo;
+
+	/// Batches of calls (`batch_all`: all or nothing), e.g. a provider's info and hardware.
+	#[runtime::pallet_index(7)]
+	pub type Utility = pallet_utility;
+
+	/// Settings root may change while the chain runs: lease and stream deadlines.
+	#[runtime::pallet_index(8)]
+	pub type Parameters = pallet_parameters;
 
 	/// The registry of providers and their GPUs.
 	#[runtime::pallet_index(10)]

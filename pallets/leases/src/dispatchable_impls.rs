@@ -5,12 +5,12 @@ use crate::{
 };
 use frame::prelude::*;
 use stint_primitives::{LeaseId, Outcome, ReportKind, ResultCommitment, SlashReason};
-use stint_traits::{PaymentStreams, ReputationRecorder};
+use stint_traits::{PaymentStreams, ProviderRegistry, ReputationRecorder};
 
 impl<T: Config> Pallet<T> {
 	pub(crate) fn do_ack(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::lease(id)?;
-		ensure!(&lease.provider == who, Error::<T>::NotProvider);
+		Self::ensure_provider_or_its_worker(who, &lease)?;
 		ensure!(lease.status == LeaseStatus::AwaitingAck, Error::<T>::NotAwaitingAck);
 		let now = Self::now();
 		ensure!(now <= lease.ack_by, Error::<T>::AckDeadlinePassed);
@@ -32,7 +32,7 @@ impl<T: Config> Pallet<T> {
 	) -> DispatchResult {
 		let mut lease = Self::running(id)?;
 		if let Some(ends_at) = lease.ends_at {
-			let deadline = ends_at.saturating_add(T::ResultGrace::get());
+			let deadline = ends_at.saturating_add(lease.result_grace);
 			ensure!(Self::now() <= deadline, Error::<T>::ResultTooLate);
 		}
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
@@ -75,7 +75,7 @@ impl<T: Config> Pallet<T> {
 
 	pub(crate) fn do_give_notice(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::running(id)?;
-		ensure!(&lease.provider == who, Error::<T>::NotProvider);
+		Self::ensure_provider_or_its_worker(who, &lease)?;
 		ensure!(lease.notice_ends_at.is_none(), Error::<T>::NoticeAlreadyGiven);
 		let notice_ends_at = Self::now().saturating_add(lease.termination_notice);
 		lease.notice_ends_at = Some(notice_ends_at);
@@ -129,13 +129,13 @@ impl<T: Config> Pallet<T> {
 		let now = Self::now();
 		let (reason, slash) = match lease.ends_at {
 			Some(ends_at) => {
-				let deadline = ends_at.saturating_add(T::ResultGrace::get());
+				let deadline = ends_at.saturating_add(lease.result_grace);
 				ensure!(now > deadline, Error::<T>::NotOverdue);
 				(TerminationReason::MissedResult, SlashReason::MissedResult)
 			}
 			None => {
 				// A suspended lease is not paid, so it owes no checkpoint.
-				let deadline = lease.last_report_at.saturating_add(T::CheckpointInterval::get());
+				let deadline = lease.last_report_at.saturating_add(lease.checkpoint_interval);
 				ensure!(
 					lease.status == LeaseStatus::Running && now > deadline,
 					Error::<T>::NotOverdue
@@ -145,6 +145,20 @@ impl<T: Config> Pallet<T> {
 		};
 		Self::close_stream(&lease)?;
 		Self::terminate_with(id, &mut lease, reason, Some((slash, Some(reporter))))
+	}
+
+	/// `who` is the lease's provider, or the provider's worker key bound to the lease's devices.
+	fn ensure_provider_or_its_worker(who: &T::AccountId, lease: &LeaseOf<T>) -> DispatchResult {
+		if who == &lease.provider {
+			return Ok(());
+		}
+		let (provider, key) = T::Registry::acting_for(who).map_err(|_| Error::<T>::NotProvider)?;
+		ensure!(provider == lease.provider, Error::<T>::NotProvider);
+		ensure!(
+			key.is_some() && T::Registry::worker_for(&provider, &lease.devices) == key,
+			Error::<T>::NotThisWorker
+		);
+		Ok(())
 	}
 
 	/// A lease that exists.

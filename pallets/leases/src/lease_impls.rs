@@ -7,7 +7,9 @@ use crate::{
 	TerminationReason, WorkerSignature,
 };
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
-use stint_primitives::{LeaseId, Outcome, Report, ReportKind, ResultCommitment, SlashReason};
+use stint_primitives::{
+	LeaseId, NextDuty, Outcome, Report, ReportKind, ResultCommitment, SlashReason,
+};
 use stint_traits::{
 	CloseReason, LeaseFactory, NewLease, PaymentStreams, ProviderCollateral, ProviderRegistry,
 	ReputationRecorder, Slashing, StreamId, StreamObserver,
@@ -24,7 +26,7 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 		let stream =
 			T::Streams::open(&new.buyer, &new.provider, new.price_per_block, new.escrow, id)?;
 		let now = Self::now();
-		let ack_by = now.saturating_add(T::AckDeadline::get());
+		let ack_by = now.saturating_add(T::AckDeadline::get().max(One::one()));
 		let lease = LeaseOf::<T> {
 			order: new.order,
 			buyer: new.buyer.clone(),
@@ -41,6 +43,8 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			ends_at: None,
 			termination_notice: new.termination_notice,
 			notice_ends_at: None,
+			result_grace: T::ResultGrace::get(),
+			checkpoint_interval: T::CheckpointInterval::get().max(One::one()),
 			checkpoints: 0,
 			last_report_at: now,
 			result: None,
@@ -120,7 +124,8 @@ impl<T: Config> Pallet<T> {
 		commitment: &ResultCommitment,
 		signature: &WorkerSignature,
 	) -> DispatchResult {
-		let key = T::Registry::worker_key(&lease.provider).ok_or(Error::<T>::NoWorkerKey)?;
+		let key = T::Registry::worker_for(&lease.provider, &lease.devices)
+			.ok_or(Error::<T>::NoWorkerKey)?;
 		let report = Report::new(Self::genesis_hash(), id, kind, *commitment);
 		ensure!(
 			frame::deps::sp_io::crypto::sr25519_verify(signature, &report.signing_bytes(), &key),
@@ -239,5 +244,45 @@ impl<T: Config> Pallet<T> {
 		LiveLeases::<T>::iter_key_prefix(provider)
 			.filter_map(|id| Leases::<T>::get(id).map(|lease| (id, lease)))
 			.collect()
+	}
+
+	/// The live leases `who` must serve, each with what is due next and by when. `who` is a
+	/// provider (all its live leases) or one of its worker keys (the leases on its devices).
+	pub fn duties_of(
+		who: &T::AccountId,
+	) -> alloc::vec::Vec<(LeaseId, LeaseOf<T>, NextDuty<BlockNumberFor<T>>)> {
+		let Ok((provider, worker)) = T::Registry::acting_for(who) else {
+			return alloc::vec::Vec::new();
+		};
+		Self::leases_of(&provider)
+			.into_iter()
+			.filter(|(_, lease)| {
+				worker.is_none() || T::Registry::worker_for(&provider, &lease.devices) == worker
+			})
+			.map(|(id, lease)| {
+				let duty = Self::next_duty(&lease);
+				(id, lease, duty)
+			})
+			.collect()
+	}
+
+	/// What is due next on a live lease, from the same deadlines the calls check.
+	pub fn next_duty(lease: &LeaseOf<T>) -> NextDuty<BlockNumberFor<T>> {
+		match (lease.status, lease.ends_at) {
+			(LeaseStatus::AwaitingAck, _) => NextDuty::Ack { by: lease.ack_by },
+			(LeaseStatus::Running, Some(ends_at)) | (LeaseStatus::Suspended, Some(ends_at))
+				if ends_at <= Self::now() =>
+			{
+				NextDuty::Result { ends_at, by: ends_at.saturating_add(lease.result_grace) }
+			}
+			(LeaseStatus::Suspended, _) => NextDuty::Suspended,
+			(_, Some(ends_at)) => {
+				NextDuty::Result { ends_at, by: ends_at.saturating_add(lease.result_grace) }
+			}
+			(_, None) => NextDuty::Checkpoint {
+				sequence: lease.checkpoints.saturating_add(1),
+				by: lease.last_report_at.saturating_add(lease.checkpoint_interval),
+			},
+		}
 	}
 }

@@ -105,17 +105,17 @@ pub mod pallet {
 		type Reputation: ReputationRecorder<Self::AccountId>;
 
 		/// Blocks a provider has to acknowledge a new lease.
-		#[pallet::constant]
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
 		#[pallet::no_default]
 		type AckDeadline: Get<BlockNumberFor<Self>>;
 
 		/// Blocks after the end of a fixed-duration lease in which its result may still land.
-		#[pallet::constant]
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
 		#[pallet::no_default]
 		type ResultGrace: Get<BlockNumberFor<Self>>;
 
 		/// The most blocks an open-ended lease may run between checkpoints.
-		#[pallet::constant]
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
 		#[pallet::no_default]
 		type CheckpointInterval: Get<BlockNumberFor<Self>>;
 
@@ -229,8 +229,11 @@ pub mod pallet {
 	pub enum Error<T> {
 		/// No lease with this id.
 		UnknownLease,
-		/// Only the lease's provider may do this.
+		/// Only the lease's provider (or its worker key for the lease's devices) may do this.
 		NotProvider,
+		/// The signer is a worker key of the lease's provider, but not the one bound to the
+		/// lease's devices.
+		NotThisWorker,
 		/// Only the lease's buyer may do this.
 		NotBuyer,
 		/// The lease is not waiting for its acknowledgement.
@@ -243,7 +246,7 @@ pub mod pallet {
 		NotRunning,
 		/// The lease has ended.
 		LeaseEnded,
-		/// The provider has no worker key registered.
+		/// No worker key of the provider is bound to the lease's devices.
 		NoWorkerKey,
 		/// The signature is not the provider's worker key over this report for this lease on
 		/// this chain.
@@ -283,7 +286,8 @@ pub mod pallet {
 
 	#[pallet::call(weight(<T as Config>::WeightInfo))]
 	impl<T: Config> Pallet<T> {
-		/// The provider acknowledges `lease`: the job runs from this block and payment starts.
+		/// The provider, or its worker key bound to the lease's devices, acknowledges `lease`:
+		/// the job runs from this block and payment starts.
 		#[pallet::call_index(0)]
 		pub fn ack_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
@@ -318,8 +322,9 @@ pub mod pallet {
 			Self::do_checkpoint(lease, commitment, signature)
 		}
 
-		/// The provider gives notice: after the order's `termination_notice` blocks it may end
-		/// the lease with `terminate` without being slashed.
+		/// The provider (or its worker key bound to the lease's devices) gives notice: after the
+		/// order's `termination_notice` blocks the provider may end the lease with `terminate`
+		/// without being slashed.
 		#[pallet::call_index(3)]
 		pub fn give_notice(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;

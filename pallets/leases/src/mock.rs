@@ -80,6 +80,10 @@ pub const STRANGER: u64 = 2;
 /// Providers are accounts from 10 on; each has eight devices and a worker key from its number.
 pub const PROVIDER: u64 = 10;
 pub const OTHER_PROVIDER: u64 = 11;
+/// `PROVIDER`'s worker key for its devices 0..4 (one machine), as an account.
+pub const WORKER: u64 = 50;
+/// `PROVIDER`'s worker key for its devices 4..8 (another machine).
+pub const OTHER_WORKER: u64 = 51;
 pub const BOND: Balance = 1_000;
 pub const COLLATERAL: Balance = 300;
 pub const ACCOUNTS: [u64; 5] = [BUYER, STRANGER, PROVIDER, OTHER_PROVIDER, 99];
@@ -136,10 +140,31 @@ impl ProviderRegistry<u64> for FakeRegistry {
 	fn is_active(who: &u64) -> bool {
 		*who >= PROVIDER
 	}
-	fn worker_key(who: &u64) -> Option<stint_primitives::WorkerKey> {
-		WORKER_KEYS
-			.with(|k| k.borrow().get(who).copied())
-			.or_else(|| Self::is_active(who).then(|| worker(*who).public()))
+	/// Providers act for themselves; `WORKER` is `PROVIDER`'s worker key for its devices 0..4,
+	/// `OTHER_WORKER` for 4..8.
+	fn acting_for(who: &u64) -> Result<(u64, Option<stint_primitives::WorkerKey>), DispatchError> {
+		match *who {
+			WORKER => Ok((PROVIDER, Some(worker(PROVIDER).public()))),
+			OTHER_WORKER => Ok((PROVIDER, Some(worker(OTHER_WORKER).public()))),
+			who if who >= PROVIDER => Ok((who, None)),
+			_ => Err(DispatchError::Other("NotProviderOrWorker")),
+		}
+	}
+	fn worker_for(who: &u64, devices: &[DeviceId]) -> Option<stint_primitives::WorkerKey> {
+		if let Some(key) = WORKER_KEYS.with(|k| k.borrow().get(who).copied()) {
+			return Some(key);
+		}
+		if !Self::is_active(who) || devices.is_empty() {
+			return None;
+		}
+		if *who == PROVIDER && devices.iter().all(|d| d[8] >= 4) {
+			return Some(worker(OTHER_WORKER).public());
+		}
+		devices.iter().all(|d| d[8] < 4 || *who != PROVIDER).then(|| worker(*who).public())
+	}
+	fn worker_devices(who: &u64, key: &stint_primitives::WorkerKey) -> Vec<DeviceId> {
+		let range = if *key == worker(OTHER_WORKER).public() { 4..8 } else { 0..4 };
+		range.map(|i| dev(*who, i)).collect()
 	}
 	fn devices(_: &u64) -> Vec<stint_primitives::GpuDevice> {
 		Vec::new()

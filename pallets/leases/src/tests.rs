@@ -6,7 +6,7 @@
 use crate::mock::Leases;
 use crate::{mock::*, *};
 use frame::testing_prelude::*;
-use stint_primitives::{Outcome, ReportKind, SlashReason};
+use stint_primitives::{NextDuty, Outcome, ReportKind, SlashReason};
 use stint_traits::ProviderCollateral;
 use stint_traits::{LeaseFactory, NewLease};
 
@@ -63,6 +63,45 @@ fn a_lease_refuses_devices_that_are_busy_or_too_many() {
 			<Leases as LeaseFactory<_, _, _>>::create_lease(again),
 			Error::<Test>::TooManyDevices
 		);
+	});
+}
+
+#[test]
+fn the_worker_key_of_the_leases_machine_acks_and_gives_notice_and_no_other_key_does() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, None, 5);
+		// OTHER_WORKER is PROVIDER's key for another machine; STRANGER acts for nobody.
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(OTHER_WORKER), id),
+			Error::<Test>::NotThisWorker
+		);
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::NotProvider
+		);
+		assert_noop!(
+			Leases::ack_lease(RuntimeOrigin::signed(OTHER_PROVIDER), id),
+			Error::<Test>::NotProvider
+		);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(WORKER), id));
+		assert_eq!(lease(id).status, LeaseStatus::Running);
+		assert_noop!(
+			Leases::give_notice(RuntimeOrigin::signed(OTHER_WORKER), id),
+			Error::<Test>::NotThisWorker
+		);
+		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(WORKER), id));
+		// Ending the lease stays with the provider's account.
+		assert_noop!(
+			Leases::terminate(RuntimeOrigin::signed(WORKER), id),
+			Error::<Test>::NotProvider
+		);
+		assert_eq!(
+			Leases::next_duty(&lease(id)),
+			NextDuty::Checkpoint { sequence: 1, by: 1 + CHECKPOINT_INTERVAL }
+		);
+		assert_eq!(Leases::duties_of(&WORKER).len(), 1);
+		assert!(Leases::duties_of(&OTHER_WORKER).is_empty());
+		assert!(Leases::duties_of(&STRANGER).is_empty());
 	});
 }
 

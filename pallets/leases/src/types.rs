@@ -113,6 +113,12 @@ pub struct Lease<
 	pub termination_notice: BlockNumber,
 	/// When the provider's notice runs out, once given.
 	pub notice_ends_at: Option<BlockNumber>,
+	/// Blocks after `ends_at` in which the result may still land: the chain's `ResultGrace`
+	/// when the lease was created (a later change applies to later leases).
+	pub result_grace: BlockNumber,
+	/// The most blocks between checkpoints of an open-ended lease: the chain's
+	/// `CheckpointInterval` when the lease was created.
+	pub checkpoint_interval: BlockNumber,
 	/// Checkpoints accepted so far (open-ended leases).
 	pub checkpoints: u32,
 	/// The block of the last acknowledgement, checkpoint or resumption: the checkpoint clock.

@@ -1,6 +1,6 @@
 //! Reads for the runtime API: open orders, paged, and the orders a provider can serve.
 
-use crate::{Config, OrderId, OrderOf, OrderStatus, Orders, Pallet};
+use crate::{BidOf, Bids, Config, OrderId, OrderOf, OrderStatus, Orders, Pallet, ProviderBids};
 use alloc::vec::Vec;
 use frame::prelude::*;
 use stint_primitives::DeviceId;
@@ -16,39 +16,99 @@ impl<T: Config> Pallet<T> {
 		iter.filter(|(_, order)| order.status == OrderStatus::Open).take(limit as usize).collect()
 	}
 
-	/// Open orders still taking bids that `provider` can bid on now, each with the first of its
+	/// Open orders still taking bids that `who` can bid on now, each with the first of its
 	/// uncommitted devices that meet the requirements, checked exactly as `place_bid` would.
+	/// `who` is a provider, or one of its worker keys, which is offered only its own devices.
+	/// Orders the provider already bid on, and orders with `MaxBidsPerOrder` bids, are left out.
 	pub fn servable_orders(
-		provider: &T::AccountId,
+		who: &T::AccountId,
 		start_after: Option<OrderId>,
 		limit: u32,
 	) -> Vec<(OrderId, Vec<DeviceId>)> {
-		if !T::Registry::is_active(provider) {
+		let Ok((provider, worker)) = T::Registry::acting_for(who) else { return Vec::new() };
+		if !T::Registry::is_active(&provider) {
 			return Vec::new();
 		}
-		let free: Vec<_> = T::Registry::devices(provider)
+		let own: Option<Vec<DeviceId>> =
+			worker.map(|key| T::Registry::worker_devices(&provider, &key));
+		let free: Vec<_> = T::Registry::devices(&provider)
 			.into_iter()
 			.filter(|device| T::Registry::committed_to(&device.uuid_hash).is_none())
+			.filter(|device| own.as_ref().is_none_or(|own| own.contains(&device.uuid_hash)))
 			.collect();
 		let now = frame_system::Pallet::<T>::block_number();
 		Self::open_orders(start_after, u32::MAX)
 			.into_iter()
-			.filter(|(_, order)| now < order.bids_close_at && order.buyer != *provider)
+			.filter(|(id, order)| {
+				now < order.bids_close_at
+					&& order.buyer != provider
+					&& order.bid_count < T::MaxBidsPerOrder::get()
+					&& !ProviderBids::<T>::contains_key(&provider, id)
+			})
 			.filter_map(|(id, order)| {
 				let requirements = &order.terms.requirements;
 				let mut single = requirements.clone();
 				single.gpu_count = 1;
-				let chosen: Vec<DeviceId> = free
-					.iter()
-					.filter(|device| single.admits(core::slice::from_ref(*device)).is_ok())
-					.take(requirements.gpu_count as usize)
-					.map(|device| device.uuid_hash)
-					.collect();
-				T::Registry::check_offer(provider, &chosen, requirements)
+				// The devices of one worker (one machine), the first that fits with enough.
+				let chosen =
+					Self::choose_devices(&provider, &free, &single, requirements.gpu_count)?;
+				T::Registry::check_offer(&provider, &chosen, requirements)
 					.is_ok()
 					.then_some((id, chosen))
 			})
 			.take(limit as usize)
 			.collect()
+	}
+
+	/// The first `count` of `free` that each meet `single`, all bound to one worker key.
+	fn choose_devices(
+		provider: &T::AccountId,
+		free: &[stint_primitives::GpuDevice],
+		single: &stint_primitives::GpuRequirements,
+		count: u32,
+	) -> Option<Vec<DeviceId>> {
+		let fitting: Vec<DeviceId> = free
+			.iter()
+			.filter(|device| single.admits(core::slice::from_ref(*device)).is_ok())
+			.map(|device| device.uuid_hash)
+			.collect();
+		let mut tried = Vec::new();
+		for first in &fitting {
+			let Some(key) = T::Registry::worker_for(provider, core::slice::from_ref(first)) else {
+				continue;
+			};
+			if tried.contains(&key) {
+				continue;
+			}
+			tried.push(key);
+			let own = T::Registry::worker_devices(provider, &key);
+			let chosen: Vec<DeviceId> = fitting
+				.iter()
+				.filter(|device| own.contains(device))
+				.take(count as usize)
+				.copied()
+				.collect();
+			if chosen.len() == count as usize {
+				return Some(chosen);
+			}
+		}
+		None
+	}
+
+	/// The standing bids of `who` (a provider, or one of its worker keys, which sees only the
+	/// bids on its own devices), by order.
+	pub fn bids_of(who: &T::AccountId) -> Vec<(OrderId, BidOf<T>)> {
+		let Ok((provider, worker)) = T::Registry::acting_for(who) else { return Vec::new() };
+		ProviderBids::<T>::iter_key_prefix(&provider)
+			.filter_map(|id| Bids::<T>::get(id, &provider).map(|bid| (id, bid)))
+			.filter(|(_, bid)| {
+				worker.is_none() || T::Registry::worker_for(&provider, &bid.devices) == worker
+			})
+			.collect()
+	}
+
+	/// The job spec of order `id`, if it is still stored.
+	pub fn spec_of(id: OrderId) -> Option<stint_primitives::JobSpec> {
+		Orders::<T>::get(id).map(|order| order.spec)
 	}
 }

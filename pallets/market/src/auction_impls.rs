@@ -3,7 +3,7 @@
 
 use crate::{
 	asset, BalanceOf, BidOf, Bids, Config, Deadlines, Error, Event, NextOrderId, OrderId, OrderOf,
-	OrderStatus, Orders, Pallet, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+	OrderStatus, Orders, Pallet, ProviderBids, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -126,6 +126,7 @@ impl<T: Config> Pallet<T> {
 			image_digest: image_digest(&order.spec.image).unwrap_or_default(),
 		})?;
 		for (provider, other) in Bids::<T>::drain_prefix(id) {
+			ProviderBids::<T>::remove(&provider, id);
 			// The winner's collateral stays locked: the lease takes it over.
 			Self::release_bid(&provider, &other, &provider != winner)?;
 		}
@@ -153,6 +154,7 @@ impl<T: Config> Pallet<T> {
 		mut order: OrderOf<T>,
 	) -> Result<BalanceOf<T>, DispatchError> {
 		for (provider, bid) in Bids::<T>::drain_prefix(id) {
+			ProviderBids::<T>::remove(&provider, id);
 			Self::release_bid(&provider, &bid, true)?;
 		}
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
@@ -221,6 +223,10 @@ impl<T: Config> Pallet<T> {
 			}
 			for (provider, bid) in bids {
 				ensure!(
+					ProviderBids::<T>::contains_key(&provider, id),
+					"a bid is missing from its provider's index"
+				);
+				ensure!(
 					bid.price_per_block <= order.terms.max_price_per_block,
 					"a bid is above its order's ceiling"
 				);
@@ -236,6 +242,9 @@ impl<T: Config> Pallet<T> {
 				asset::bid_deposits_held::<T>(&who) == amount,
 				"a provider's bid deposit hold is wrong"
 			);
+		}
+		for (provider, id, ()) in ProviderBids::<T>::iter() {
+			ensure!(Bids::<T>::contains_key(id, &provider), "the bid index names a missing bid");
 		}
 		for (block, ids) in Deadlines::<T>::iter() {
 			ensure!(block >= now, "a past deadline bucket was not processed");

@@ -2,7 +2,7 @@
 
 use crate::{
 	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, Order, OrderId,
-	OrderStatus, Orders, Pallet, TermsOf,
+	OrderStatus, Orders, Pallet, ProviderBids, TermsOf,
 };
 use frame::prelude::*;
 use stint_primitives::{is_pinned_image, DeviceId};
@@ -80,11 +80,18 @@ impl<T: Config> Pallet<T> {
 	}
 
 	pub(crate) fn do_place_bid(
-		provider: T::AccountId,
+		signer: T::AccountId,
 		id: OrderId,
 		price_per_block: BalanceOf<T>,
 		devices: alloc::vec::Vec<DeviceId>,
 	) -> DispatchResult {
+		let (provider, worker) = T::Registry::acting_for(&signer)?;
+		if let Some(key) = worker {
+			ensure!(
+				T::Registry::worker_for(&provider, &devices) == Some(key),
+				Error::<T>::NotThisWorker
+			);
+		}
 		let mut order = Self::open_order(id)?;
 		let now = frame_system::Pallet::<T>::block_number();
 		ensure!(now < order.bids_close_at, Error::<T>::BiddingClosed);
@@ -103,6 +110,7 @@ impl<T: Config> Pallet<T> {
 		T::Collateral::lock_collateral(&provider, collateral)?;
 
 		let count = devices.len() as u32;
+		ProviderBids::<T>::insert(&provider, id, ());
 		Bids::<T>::insert(
 			id,
 			&provider,
@@ -128,9 +136,19 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	pub(crate) fn do_retract_bid(provider: &T::AccountId, id: OrderId) -> DispatchResult {
+	pub(crate) fn do_retract_bid(signer: &T::AccountId, id: OrderId) -> DispatchResult {
+		let (provider, worker) = T::Registry::acting_for(signer)?;
+		let provider = &provider;
 		let mut order = Self::open_order(id)?;
-		let bid = Bids::<T>::take(id, provider).ok_or(Error::<T>::UnknownBid)?;
+		let bid = Bids::<T>::get(id, provider).ok_or(Error::<T>::UnknownBid)?;
+		if let Some(key) = worker {
+			ensure!(
+				T::Registry::worker_for(provider, &bid.devices) == Some(key),
+				Error::<T>::NotThisWorker
+			);
+		}
+		Bids::<T>::remove(id, provider);
+		ProviderBids::<T>::remove(provider, id);
 		Self::release_bid(provider, &bid, true)?;
 		order.bid_count.saturating_dec();
 		Orders::<T>::insert(id, order);

@@ -182,6 +182,18 @@ pub mod pallet {
 		OptionQuery,
 	>;
 
+	/// The orders each provider has a standing bid on: an index of [`Bids`] by provider.
+	#[pallet::storage]
+	pub type ProviderBids<T: Config> = StorageDoubleMap<
+		_,
+		Blake2_128Concat,
+		T::AccountId,
+		Blake2_128Concat,
+		OrderId,
+		(),
+		OptionQuery,
+	>;
+
 	/// Orders the block hook looks at in a block: the close of their bid window, or the end of
 	/// the time their buyer had to accept.
 	#[pallet::storage]
@@ -308,6 +320,8 @@ pub mod pallet {
 		UnknownBid,
 		/// Every deadline bucket in reach is full; try again in a later block.
 		DeadlineQueueFull,
+		/// The signer is a worker key of the provider, but not the one bound to these devices.
+		NotThisWorker,
 	}
 
 	#[pallet::hooks]
@@ -351,6 +365,8 @@ pub mod pallet {
 
 		/// Bids `price_per_block` to run `order` on exactly `devices` of the signer's registered
 		/// GPUs. Locks `CollateralPerGpu` per device of the signer's bond and holds `BidDeposit`.
+		/// A provider's worker key may sign it for the devices bound to it: the bid, the deposit
+		/// and the collateral are the provider's.
 		#[pallet::call_index(1)]
 		pub fn place_bid(
 			origin: OriginFor<T>,
@@ -362,7 +378,8 @@ pub mod pallet {
 			Self::do_place_bid(who, order, price_per_block, devices)
 		}
 
-		/// Withdraws the signer's bid on `order`: its collateral and deposit are released.
+		/// Withdraws the signer's bid on `order` (or, signed by a worker key, its provider's bid
+		/// on the worker's devices): its collateral and deposit are released.
 		#[pallet::call_index(2)]
 		pub fn retract_bid(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
 			let who = ensure_signed(origin)?;

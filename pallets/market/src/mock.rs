@@ -78,6 +78,14 @@ pub const BID_DEPOSIT: Balance = 10;
 pub const ACCEPT_PERIOD: u64 = 10;
 pub const ACCOUNTS: [u64; 7] = [BUYER, OTHER_BUYER, P1, P2, P3, PAUSED, 99];
 
+/// `P1`'s worker key for its devices 0..4, as an account.
+pub const WORKER: u64 = 20;
+
+/// The worker key of machine `machine` of a provider.
+pub fn worker_key(machine: u8) -> stint_primitives::WorkerKey {
+	stint_primitives::WorkerKey::from_raw([machine + 1; 32])
+}
+
 /// The `i`-th device of `owner`.
 pub fn dev(owner: u64, i: u8) -> DeviceId {
 	let mut id = [0u8; 32];
@@ -137,8 +145,23 @@ impl ProviderRegistry<u64> for FakeRegistry {
 	fn is_active(who: &u64) -> bool {
 		*who >= P1 && *who != PAUSED
 	}
-	fn worker_key(_: &u64) -> Option<stint_primitives::WorkerKey> {
-		None
+	/// Everyone acts for itself, but `WORKER`, `P1`'s worker key for its devices 0..4.
+	fn acting_for(who: &u64) -> Result<(u64, Option<stint_primitives::WorkerKey>), DispatchError> {
+		Ok(if *who == WORKER { (P1, Some(worker_key(0))) } else { (*who, None) })
+	}
+	/// `P1`'s devices 0..4 are one machine (worker key 0), 4..8 another (key 1); every other
+	/// provider has one machine.
+	fn worker_for(who: &u64, devices: &[DeviceId]) -> Option<stint_primitives::WorkerKey> {
+		let machine = |d: &DeviceId| if *who == P1 { d[8] / 4 } else { 0 };
+		let first = machine(devices.first()?);
+		devices
+			.iter()
+			.all(|d| owner_of(d) == *who && machine(d) == first)
+			.then(|| worker_key(first))
+	}
+	fn worker_devices(who: &u64, key: &stint_primitives::WorkerKey) -> Vec<DeviceId> {
+		let first = if *key == worker_key(1) { 4 } else { 0 };
+		(first..first + 4).map(|i| dev(*who, i)).collect()
 	}
 	fn devices(_: &u64) -> Vec<stint_primitives::GpuDevice> {
 		Vec::new()

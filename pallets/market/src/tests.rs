@@ -107,6 +107,38 @@ fn place_bid_locks_collateral_and_holds_a_deposit() {
 }
 
 #[test]
+fn a_worker_key_bids_and_retracts_for_its_provider_on_its_own_devices_only() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		let place = |who: u64, devices: Vec<DeviceId>| {
+			Market::place_bid(RuntimeOrigin::signed(who), id, 5, devices)
+		};
+		// WORKER is P1's key for its devices 0..4 (one machine) only.
+		assert_noop!(place(WORKER, vec![dev(P1, 4)]), Error::<Test>::NotThisWorker);
+		assert_noop!(place(WORKER, vec![dev(P2, 0)]), Error::<Test>::NotThisWorker);
+		assert_ok!(place(WORKER, vec![dev(P1, 0)]));
+		// The bid, its deposit and its collateral are P1's.
+		assert!(Bids::<Test>::contains_key(id, P1));
+		assert_eq!(locked(P1), COLLATERAL_PER_GPU);
+		assert_eq!(Market::bids_of(&P1).len(), 1);
+		assert_eq!(Market::bids_of(&WORKER).len(), 1);
+		assert!(Market::bids_of(&P2).is_empty());
+		// P1 cannot bid again through its worker.
+		assert_noop!(place(WORKER, vec![dev(P1, 1)]), Error::<Test>::AlreadyBid);
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), id));
+		assert_eq!(locked(P1), 0);
+		assert!(Market::bids_of(&P1).is_empty());
+		// A bid on P1's other machine is not this worker's to retract.
+		assert_ok!(place(P1, vec![dev(P1, 4)]));
+		assert!(Market::bids_of(&WORKER).is_empty());
+		assert_noop!(
+			Market::retract_bid(RuntimeOrigin::signed(WORKER), id),
+			Error::<Test>::NotThisWorker
+		);
+	});
+}
+
+#[test]
 fn place_bid_refuses_bad_bids() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);

@@ -97,7 +97,32 @@ mod benches {
 	fn rotate_worker_key() {
 		let who = registered::<T>(1);
 		#[extrinsic_call]
-		_(RawOrigin::Signed(who), WorkerKey::from_raw([8; 32]));
+		_(RawOrigin::Signed(who), WorkerKey::from_raw([7; 32]), WorkerKey::from_raw([8; 32]));
+	}
+
+	/// A second worker for all but the first device: every device is looked at.
+	#[benchmark]
+	fn bind_worker(d: Linear<1, { T::MaxGpus::get() - 1 }>) {
+		let who = registered::<T>(d + 1);
+		Pallet::<T>::do_bind_worker(
+			&who,
+			WorkerKey::from_raw([7; 32]),
+			alloc::vec![gpu(0).uuid_hash],
+		)
+		.expect("the first worker keeps one device");
+		let devices: alloc::vec::Vec<_> = (1..=d).map(|i| gpu(i).uuid_hash).collect();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who.clone()), WorkerKey::from_raw([8; 32]), devices);
+		assert_eq!(Registry::<T>::get(&who).unwrap().workers.len(), 2);
+	}
+
+	/// A worker bound to every device.
+	#[benchmark]
+	fn unbind_worker() {
+		let who = registered::<T>(T::MaxGpus::get());
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who.clone()), WorkerKey::from_raw([7; 32]));
+		assert!(Registry::<T>::get(&who).unwrap().workers.is_empty());
 	}
 
 	#[benchmark]

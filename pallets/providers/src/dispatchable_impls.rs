@@ -3,12 +3,11 @@
 use crate::{
 	asset, BalanceOf, CommittedDevices, Config, DeviceOwners, Error, Event, Hardware, HardwareOf,
 	HardwareSpec, Pallet, ProviderCount, ProviderInfo, ProviderRecordOf, ProviderStatus, Registry,
-	Reputation,
+	Reputation, Worker, WorkerAccounts, WorkerOf,
 };
-use alloc::collections::BTreeSet;
-use codec::Encode;
-use frame::prelude::*;
-use stint_primitives::{is_valid_region, WorkerKey};
+use alloc::{collections::BTreeSet, vec::Vec};
+use frame::{prelude::*, traits::Convert};
+use stint_primitives::{is_valid_region, DeviceId, WorkerKey};
 
 /// The bounded name, endpoint and region of a provider, once checked.
 type CheckedInfo<T> = (
@@ -25,8 +24,9 @@ impl<T: Config> Pallet<T> {
 		hardware: HardwareSpec,
 	) -> DispatchResult {
 		ensure!(!Registry::<T>::contains_key(who), Error::<T>::AlreadyRegistered);
+		ensure!(!WorkerAccounts::<T>::contains_key(who), Error::<T>::AccountIsWorkerKey);
 		let (name, endpoint, region) = Self::check_info(info)?;
-		Self::check_worker_key(who, &worker_key)?;
+		Self::check_new_worker_key(who, &worker_key)?;
 		let hardware = Self::check_hardware(who, hardware)?;
 
 		let deposit = Self::deposit_for(&hardware);
@@ -34,6 +34,11 @@ impl<T: Config> Pallet<T> {
 		for gpu in &hardware.gpus {
 			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
 		}
+		// The first worker runs the whole machine.
+		let devices: BoundedVec<DeviceId, T::MaxGpus> =
+			BoundedVec::truncate_from(hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect());
+		let workers = BoundedVec::truncate_from(alloc::vec![Worker { key: worker_key, devices }]);
+		WorkerAccounts::<T>::insert(Self::worker_account(&worker_key), (who.clone(), worker_key));
 		let gpus = hardware.gpus.len() as u32;
 		Registry::<T>::insert(
 			who,
@@ -41,7 +46,7 @@ impl<T: Config> Pallet<T> {
 				name,
 				endpoint,
 				region,
-				worker_key,
+				workers,
 				hardware,
 				status: ProviderStatus::Active,
 				deposit,
@@ -76,6 +81,7 @@ impl<T: Config> Pallet<T> {
 		for gpu in &hardware.gpus {
 			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
 		}
+		Self::rebind_after_hardware_change(who, &mut record.workers, &hardware);
 		let gpus = hardware.gpus.len() as u32;
 		record.hardware = hardware;
 		record.deposit = deposit;
@@ -84,15 +90,128 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
+	/// Keeps the worker bindings right after the inventory changed: devices that are gone leave
+	/// their worker (a worker left with none is unbound); new devices join the provider's worker
+	/// if it has exactly one (one machine), else they wait for `bind_worker`.
+	fn rebind_after_hardware_change(
+		who: &T::AccountId,
+		workers: &mut BoundedVec<WorkerOf<T>, T::MaxWorkers>,
+		hardware: &HardwareOf<T>,
+	) {
+		let present: BTreeSet<DeviceId> = hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
+		let was_single = workers.len() == 1;
+		for worker in workers.iter_mut() {
+			worker.devices.retain(|device| present.contains(device));
+		}
+		if was_single {
+			let worker = &mut workers[0];
+			worker.devices = BoundedVec::truncate_from(present.iter().copied().collect::<Vec<_>>());
+		}
+		workers.retain(|worker| {
+			let keep = !worker.devices.is_empty();
+			if !keep {
+				WorkerAccounts::<T>::remove(Self::worker_account(&worker.key));
+				Self::deposit_event(Event::WorkerUnbound {
+					provider: who.clone(),
+					worker_key: worker.key,
+				});
+			}
+			keep
+		});
+	}
+
 	pub(crate) fn do_rotate_worker_key(
 		who: &T::AccountId,
-		worker_key: WorkerKey,
+		from: WorkerKey,
+		to: WorkerKey,
 	) -> DispatchResult {
 		let mut record = Self::record(who)?;
-		Self::check_worker_key(who, &worker_key)?;
-		record.worker_key = worker_key;
+		let index = record
+			.workers
+			.iter()
+			.position(|worker| worker.key == from)
+			.ok_or(Error::<T>::UnknownWorkerKey)?;
+		Self::check_new_worker_key(who, &to)?;
+		record.workers[index].key = to;
+		WorkerAccounts::<T>::remove(Self::worker_account(&from));
+		WorkerAccounts::<T>::insert(Self::worker_account(&to), (who.clone(), to));
 		Registry::<T>::insert(who, record);
-		Self::deposit_event(Event::WorkerKeyRotated { provider: who.clone(), worker_key });
+		Self::deposit_event(Event::WorkerKeyRotated { provider: who.clone(), from, to });
+		Ok(())
+	}
+
+	pub(crate) fn do_bind_worker(
+		who: &T::AccountId,
+		worker_key: WorkerKey,
+		devices: Vec<DeviceId>,
+	) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		ensure!(!devices.is_empty(), Error::<T>::NoDevicesOffered);
+		let devices: BoundedVec<DeviceId, T::MaxGpus> =
+			devices.try_into().map_err(|_| Error::<T>::TooManyGpus)?;
+		let existing = record.workers.iter().position(|worker| worker.key == worker_key);
+		if existing.is_none() {
+			Self::check_new_worker_key(who, &worker_key)?;
+		}
+		let mut seen = BTreeSet::new();
+		for device in &devices {
+			ensure!(seen.insert(*device), Error::<T>::DuplicateDevice);
+			ensure!(
+				DeviceOwners::<T>::get(device).as_ref() == Some(who),
+				Error::<T>::UnknownDevice
+			);
+			let elsewhere = record
+				.workers
+				.iter()
+				.any(|worker| worker.key != worker_key && worker.devices.contains(device));
+			ensure!(!elsewhere, Error::<T>::DeviceBoundElsewhere);
+		}
+		// A device that changes hands must not be running a lease: the lease's results are
+		// signed by the key its devices are bound to.
+		let before: BTreeSet<DeviceId> = existing
+			.map(|index| record.workers[index].devices.iter().copied().collect())
+			.unwrap_or_default();
+		for device in before.symmetric_difference(&seen) {
+			ensure!(!Self::is_committed(device), Error::<T>::DevicesCommitted);
+		}
+		let count = devices.len() as u32;
+		match existing {
+			Some(index) => record.workers[index].devices = devices,
+			None => {
+				record
+					.workers
+					.try_push(Worker { key: worker_key, devices })
+					.map_err(|_| Error::<T>::TooManyWorkers)?;
+				WorkerAccounts::<T>::insert(
+					Self::worker_account(&worker_key),
+					(who.clone(), worker_key),
+				);
+			}
+		}
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::WorkerBound {
+			provider: who.clone(),
+			worker_key,
+			devices: count,
+		});
+		Ok(())
+	}
+
+	pub(crate) fn do_unbind_worker(who: &T::AccountId, worker_key: WorkerKey) -> DispatchResult {
+		let mut record = Self::record(who)?;
+		let index = record
+			.workers
+			.iter()
+			.position(|worker| worker.key == worker_key)
+			.ok_or(Error::<T>::UnknownWorkerKey)?;
+		ensure!(
+			!record.workers[index].devices.iter().any(Self::is_committed),
+			Error::<T>::DevicesCommitted
+		);
+		record.workers.remove(index);
+		WorkerAccounts::<T>::remove(Self::worker_account(&worker_key));
+		Registry::<T>::insert(who, record);
+		Self::deposit_event(Event::WorkerUnbound { provider: who.clone(), worker_key });
 		Ok(())
 	}
 
@@ -146,6 +265,9 @@ impl<T: Config> Pallet<T> {
 		for gpu in &record.hardware.gpus {
 			DeviceOwners::<T>::remove(gpu.uuid_hash);
 		}
+		for worker in &record.workers {
+			WorkerAccounts::<T>::remove(Self::worker_account(&worker.key));
+		}
 		Registry::<T>::remove(who);
 		ProviderCount::<T>::mutate(|count| count.saturating_dec());
 		Self::deposit_event(Event::Deregistered {
@@ -180,8 +302,18 @@ impl<T: Config> Pallet<T> {
 		Ok((name, endpoint, info.region))
 	}
 
-	fn check_worker_key(who: &T::AccountId, worker_key: &WorkerKey) -> DispatchResult {
-		ensure!(who.encode() != worker_key.encode(), Error::<T>::WorkerKeyIsAccount);
+	/// The account `key` signs transactions as.
+	pub(crate) fn worker_account(key: &WorkerKey) -> T::AccountId {
+		T::WorkerAccount::convert(*key)
+	}
+
+	/// A key that may become one of `who`'s worker keys: not its own account, bound by nobody,
+	/// and not a provider's account.
+	fn check_new_worker_key(who: &T::AccountId, key: &WorkerKey) -> DispatchResult {
+		let account = Self::worker_account(key);
+		ensure!(&account != who, Error::<T>::WorkerKeyIsAccount);
+		ensure!(!WorkerAccounts::<T>::contains_key(&account), Error::<T>::WorkerKeyTaken);
+		ensure!(!Registry::<T>::contains_key(&account), Error::<T>::WorkerKeyIsProvider);
 		Ok(())
 	}
 

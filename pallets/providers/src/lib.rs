@@ -20,7 +20,11 @@ pub mod weights;
 pub use types::*;
 pub use weights::WeightInfo;
 
-use frame::{deps::sp_runtime::TryRuntimeError, prelude::*, traits::fungible};
+use frame::{
+	deps::sp_runtime::TryRuntimeError,
+	prelude::*,
+	traits::{fungible, Convert},
+};
 
 /// The balance type of the currency the deposit is held in.
 pub type BalanceOf<T> =
@@ -53,6 +57,7 @@ pub mod pallet {
 			type MaxNameLen = ConstU32<64>;
 			type MaxEndpointLen = ConstU32<128>;
 			type MaxGpus = ConstU32<16>;
+			type MaxWorkers = ConstU32<8>;
 			type ReputationDecay = ReputationDecay;
 			type WeightInfo = ();
 		}
@@ -101,6 +106,15 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxGpus: Get<u32>;
 
+		/// The most worker keys (machines) one provider may bind.
+		#[pallet::constant]
+		type MaxWorkers: Get<u32>;
+
+		/// The account a worker key signs transactions as (in a runtime whose accounts are
+		/// sr25519 keys: the same 32 bytes).
+		#[pallet::no_default]
+		type WorkerAccount: Convert<WorkerKey, Self::AccountId>;
+
 		/// How much of its reputation history a provider's score forgets at each new outcome.
 		#[pallet::constant]
 		type ReputationDecay: Get<Permill>;
@@ -132,6 +146,12 @@ pub mod pallet {
 	pub type CommittedDevices<T: Config> =
 		StorageMap<_, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
 
+	/// The provider each bound worker key acts for, by the worker key's account: worker keys are
+	/// unique across providers.
+	#[pallet::storage]
+	pub type WorkerAccounts<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, (T::AccountId, WorkerKey), OptionQuery>;
+
 	/// How many providers are registered.
 	#[pallet::storage]
 	pub type ProviderCount<T: Config> = StorageValue<_, u32, ValueQuery>;
@@ -162,11 +182,29 @@ pub mod pallet {
 			/// The deposit now held.
 			deposit: BalanceOf<T>,
 		},
-		/// A provider's worker now signs with a new key.
+		/// A provider's worker now signs with a new key, for the same devices.
 		WorkerKeyRotated {
 			/// The provider's account.
 			provider: T::AccountId,
-			/// The new worker key.
+			/// The key that no longer acts for the provider.
+			from: WorkerKey,
+			/// The key that does now.
+			to: WorkerKey,
+		},
+		/// A worker key was bound to devices of its provider (added, or its devices changed).
+		WorkerBound {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// The worker key.
+			worker_key: WorkerKey,
+			/// How many devices it acts for.
+			devices: u32,
+		},
+		/// A worker key no longer acts for its provider.
+		WorkerUnbound {
+			/// The provider's account.
+			provider: T::AccountId,
+			/// The worker key.
 			worker_key: WorkerKey,
 		},
 		/// A provider takes no new leases until it resumes.
@@ -224,6 +262,26 @@ pub mod pallet {
 		InvalidRegion,
 		/// The worker key is the provider's own account key; it must be a separate key.
 		WorkerKeyIsAccount,
+		/// The worker key is already bound, by this provider or another.
+		WorkerKeyTaken,
+		/// The worker key is a registered provider's account.
+		WorkerKeyIsProvider,
+		/// This account is a provider's worker key, so it cannot register as a provider.
+		AccountIsWorkerKey,
+		/// The provider has no such worker key.
+		UnknownWorkerKey,
+		/// The provider already has `MaxWorkers` worker keys.
+		TooManyWorkers,
+		/// A device is bound to another of the provider's worker keys.
+		DeviceBoundElsewhere,
+		/// The signer is neither a registered provider nor a worker key bound by one (a
+		/// rotated-out or unbound key no longer is).
+		NotProviderOrWorker,
+		/// The signer is a worker key of the provider, but not of the machine these devices are
+		/// on.
+		NotThisWorker,
+		/// The devices are not all bound to one worker key (one machine).
+		DevicesNotOnOneWorker,
 		/// No GPU in the inventory.
 		NoGpus,
 		/// More GPUs than `MaxGpus`.
@@ -337,11 +395,16 @@ pub mod pallet {
 			Self::do_update_hardware(&who, hardware)
 		}
 
-		/// Sets the key the signer's worker signs results with from now on.
+		/// Replaces the signer's worker key `from` by `to`, for the same devices: `from` no
+		/// longer acts for the signer, `to` does (results of running leases included).
 		#[pallet::call_index(3)]
-		pub fn rotate_worker_key(origin: OriginFor<T>, worker_key: WorkerKey) -> DispatchResult {
+		pub fn rotate_worker_key(
+			origin: OriginFor<T>,
+			from: WorkerKey,
+			to: WorkerKey,
+		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_rotate_worker_key(&who, worker_key)
+			Self::do_rotate_worker_key(&who, from, to)
 		}
 
 		/// Stops the signer from getting new leases; running leases go on.
@@ -372,6 +435,29 @@ pub mod pallet {
 		pub fn deregister(origin: OriginFor<T>) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_deregister(&who)
+		}
+
+		/// Binds `worker_key` to `devices` of the signer (one machine): a new worker, or new
+		/// devices for one it has. The key then bids with, acknowledges, gives notice on and signs
+		/// results for leases on those devices only. Devices that change hands must not be
+		/// committed to a lease.
+		#[pallet::call_index(8)]
+		#[pallet::weight(T::WeightInfo::bind_worker(devices.len() as u32))]
+		pub fn bind_worker(
+			origin: OriginFor<T>,
+			worker_key: WorkerKey,
+			devices: Vec<DeviceId>,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_bind_worker(&who, worker_key, devices)
+		}
+
+		/// Unbinds the signer's `worker_key`: it acts for nobody from now on. Refused while a
+		/// lease runs on its devices.
+		#[pallet::call_index(9)]
+		pub fn unbind_worker(origin: OriginFor<T>, worker_key: WorkerKey) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_unbind_worker(&who, worker_key)
 		}
 	}
 

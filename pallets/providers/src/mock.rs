@@ -1,7 +1,7 @@
 //! A test runtime: system, balances and the registry.
 
 use crate::{self as pallet_providers, *};
-use frame::{runtime::prelude::*, testing_prelude::*};
+use frame::{runtime::prelude::*, testing_prelude::*, traits::Convert};
 use polkadot_sdk::pallet_balances;
 use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
 
@@ -57,6 +57,24 @@ impl pallet_providers::Config for Test {
 	type MaxGpus = ConstU32<4>;
 	type MaxNameLen = ConstU32<16>;
 	type MaxEndpointLen = ConstU32<32>;
+	type MaxWorkers = ConstU32<3>;
+	type WorkerAccount = WorkerAccount;
+}
+
+/// A worker key's account in this runtime: its first eight bytes as a number.
+pub struct WorkerAccount;
+impl Convert<WorkerKey, u64> for WorkerAccount {
+	fn convert(key: WorkerKey) -> u64 {
+		u64::from_le_bytes(key.0[..8].try_into().expect("32 bytes"))
+	}
+}
+
+/// The worker key whose account is `who`.
+pub fn key_of(who: u64) -> WorkerKey {
+	let mut raw = [0u8; 32];
+	raw[..8].copy_from_slice(&who.to_le_bytes());
+	raw[31] = 0xee;
+	WorkerKey::from_raw(raw)
 }
 
 /// An H100-class GPU whose UUID hash is `[seed; 32]`.

@@ -3,7 +3,7 @@
 
 use crate::{
 	asset, CommittedDevices, Config, DeviceOwners, Error, Event, Pallet, ProviderCount,
-	ProviderStatus, Registry,
+	ProviderStatus, Registry, WorkerAccounts,
 };
 use alloc::{collections::BTreeMap, collections::BTreeSet, vec::Vec};
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
@@ -15,8 +15,25 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 		Registry::<T>::get(who).is_some_and(|r| r.status == ProviderStatus::Active)
 	}
 
-	fn worker_key(who: &T::AccountId) -> Option<WorkerKey> {
-		Registry::<T>::get(who).map(|r| r.worker_key)
+	fn acting_for(
+		signer: &T::AccountId,
+	) -> Result<(T::AccountId, Option<WorkerKey>), DispatchError> {
+		if Registry::<T>::contains_key(signer) {
+			return Ok((signer.clone(), None));
+		}
+		let (provider, key) =
+			WorkerAccounts::<T>::get(signer).ok_or(Error::<T>::NotProviderOrWorker)?;
+		Ok((provider, Some(key)))
+	}
+
+	fn worker_for(who: &T::AccountId, devices: &[DeviceId]) -> Option<WorkerKey> {
+		Registry::<T>::get(who)?.worker_for(devices).map(|worker| worker.key)
+	}
+
+	fn worker_devices(who: &T::AccountId, key: &WorkerKey) -> Vec<DeviceId> {
+		Registry::<T>::get(who)
+			.and_then(|record| record.worker(key).map(|worker| worker.devices.to_vec()))
+			.unwrap_or_default()
 	}
 
 	fn devices(who: &T::AccountId) -> Vec<GpuDevice> {
@@ -56,6 +73,8 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 			ensure!(!Self::is_committed(id), Error::<T>::DeviceBusy);
 			offered.push(gpu.clone());
 		}
+		// Its results are signed by one worker key: the devices must be on one machine.
+		ensure!(record.worker_for(devices).is_some(), Error::<T>::DevicesNotOnOneWorker);
 		requirements.admits(&offered).map_err(|unfit| {
 			match unfit {
 				Unfit::WrongCount => Error::<T>::WrongDeviceCount,
@@ -126,6 +145,7 @@ impl<T: Config> ReputationRecorder<T::AccountId> for Pallet<T> {
 pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
 	let mut providers = 0u32;
 	let mut devices = 0u32;
+	let mut workers = 0u32;
 	for (who, record) in Registry::<T>::iter() {
 		providers += 1;
 		ensure!(
@@ -143,7 +163,28 @@ pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
 				"a registered GPU is not owned by its provider"
 			);
 		}
+		let mut bound = BTreeSet::new();
+		for worker in &record.workers {
+			workers += 1;
+			ensure!(
+				WorkerAccounts::<T>::get(Pallet::<T>::worker_account(&worker.key))
+					== Some((who.clone(), worker.key)),
+				"a worker key is not indexed to its provider"
+			);
+			ensure!(!worker.devices.is_empty(), "a worker key is bound to no device");
+			for device in &worker.devices {
+				ensure!(bound.insert(*device), "a device is bound to two worker keys");
+				ensure!(
+					record.hardware.gpus.iter().any(|gpu| &gpu.uuid_hash == device),
+					"a worker key is bound to a device its provider does not have"
+				);
+			}
+		}
 	}
+	ensure!(
+		WorkerAccounts::<T>::iter().count() as u32 == workers,
+		"the worker index has keys no provider bound"
+	);
 	ensure!(ProviderCount::<T>::get() == providers, "ProviderCount differs from the registry");
 	ensure!(
 		DeviceOwners::<T>::iter().count() as u32 == devices,

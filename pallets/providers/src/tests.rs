@@ -1,7 +1,7 @@
 //! Every call's happy and unhappy paths, the registry trait, reputation, and the money.
 
 use crate::{mock::*, *};
-use frame::testing_prelude::*;
+use frame::{testing_prelude::*, traits::Convert};
 use polkadot_sdk::pallet_balances;
 use stint_primitives::{ComputeCapability, GpuRequirements, Outcome};
 use stint_traits::{ProviderRegistry, ReputationRecorder};
@@ -173,19 +173,161 @@ fn update_hardware_is_refused_while_a_device_is_committed() {
 }
 
 #[test]
-fn rotate_worker_key_sets_the_new_key() {
+fn rotate_worker_key_moves_the_key_and_its_devices() {
 	ExtBuilder::default().build_and_execute(|| {
 		assert_noop!(
-			Providers::rotate_worker_key(RuntimeOrigin::signed(1), worker_key(3)),
+			Providers::rotate_worker_key(RuntimeOrigin::signed(1), key_of(40), key_of(41)),
 			Error::<Test>::NotRegistered
 		);
-		register(1, &[1]);
-		assert_ok!(Providers::rotate_worker_key(RuntimeOrigin::signed(1), worker_key(3)));
-		assert_eq!(Providers::worker_key(&1), Some(worker_key(3)));
+		register(1, &[1, 2]);
+		let first = worker_key(101);
+		assert_eq!(Providers::acting_for(&WorkerAccount::convert(first)), Ok((1, Some(first))));
+		assert_noop!(
+			Providers::rotate_worker_key(RuntimeOrigin::signed(1), key_of(40), key_of(41)),
+			Error::<Test>::UnknownWorkerKey
+		);
+		assert_noop!(
+			Providers::rotate_worker_key(RuntimeOrigin::signed(1), first, key_of(1)),
+			Error::<Test>::WorkerKeyIsAccount
+		);
+		assert_ok!(Providers::rotate_worker_key(RuntimeOrigin::signed(1), first, key_of(40)));
 		assert_eq!(
 			last_event(),
-			Event::WorkerKeyRotated { provider: 1, worker_key: worker_key(3) }
+			Event::WorkerKeyRotated { provider: 1, from: first, to: key_of(40) }
 		);
+		// The old key acts for nobody; the new one for the same devices.
+		assert_eq!(
+			Providers::acting_for(&WorkerAccount::convert(first)),
+			Err(Error::<Test>::NotProviderOrWorker.into())
+		);
+		assert_eq!(Providers::acting_for(&40), Ok((1, Some(key_of(40)))));
+		assert_eq!(Providers::worker_for(&1, &[[1; 32], [2; 32]]), Some(key_of(40)));
+		assert_eq!(Providers::worker_devices(&1, &key_of(40)), vec![[1; 32], [2; 32]]);
+		// A provider acts for itself.
+		assert_eq!(Providers::acting_for(&1), Ok((1, None)));
+	});
+}
+
+#[test]
+fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1]);
+		// Provider 2 cannot take provider 1's worker key, nor provider 1's account.
+		assert_noop!(
+			Providers::register(RuntimeOrigin::signed(2), info(), worker_key(101), hardware(&[2])),
+			Error::<Test>::WorkerKeyTaken
+		);
+		assert_noop!(
+			Providers::register(RuntimeOrigin::signed(2), info(), key_of(1), hardware(&[2])),
+			Error::<Test>::WorkerKeyIsProvider
+		);
+		// A worker key's account cannot register as a provider.
+		assert_ok!(Providers::rotate_worker_key(
+			RuntimeOrigin::signed(1),
+			worker_key(101),
+			key_of(3)
+		));
+		assert_noop!(
+			Providers::register(RuntimeOrigin::signed(3), info(), key_of(4), hardware(&[2])),
+			Error::<Test>::AccountIsWorkerKey
+		);
+		register(2, &[2]);
+		assert_noop!(
+			Providers::rotate_worker_key(RuntimeOrigin::signed(2), worker_key(102), key_of(3)),
+			Error::<Test>::WorkerKeyTaken
+		);
+		assert_noop!(
+			Providers::bind_worker(RuntimeOrigin::signed(2), key_of(3), vec![[2; 32]]),
+			Error::<Test>::WorkerKeyTaken
+		);
+	});
+}
+
+#[test]
+fn a_provider_binds_one_worker_key_per_machine() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2, 3, 4]);
+		let first = worker_key(101);
+		let bind = |key, devices: Vec<[u8; 32]>| {
+			Providers::bind_worker(RuntimeOrigin::signed(1), key, devices)
+		};
+		// The devices must be its own, once each, and not another worker's.
+		assert_noop!(bind(key_of(40), vec![]), Error::<Test>::NoDevicesOffered);
+		assert_noop!(bind(key_of(40), vec![[9; 32]]), Error::<Test>::UnknownDevice);
+		assert_noop!(bind(first, vec![[3; 32], [3; 32]]), Error::<Test>::DuplicateDevice);
+		assert_noop!(bind(key_of(40), vec![[3; 32]]), Error::<Test>::DeviceBoundElsewhere);
+		// Move devices 3 and 4 from the first machine's worker to a second one.
+		assert_ok!(bind(first, vec![[1; 32], [2; 32]]));
+		assert_ok!(bind(key_of(40), vec![[3; 32], [4; 32]]));
+		assert_eq!(
+			last_event(),
+			Event::WorkerBound { provider: 1, worker_key: key_of(40), devices: 2 }
+		);
+		assert_eq!(Providers::acting_for(&40), Ok((1, Some(key_of(40)))));
+		assert_eq!(Providers::worker_for(&1, &[[3; 32], [4; 32]]), Some(key_of(40)));
+		assert_eq!(Providers::worker_for(&1, &[[1; 32]]), Some(first));
+		// A bid must stay on one machine.
+		assert_eq!(Providers::worker_for(&1, &[[2; 32], [3; 32]]), None);
+		assert_noop!(
+			Providers::check_offer(&1, &[[2; 32], [3; 32]], &requirements(2)),
+			Error::<Test>::DevicesNotOnOneWorker
+		);
+		assert_ok!(Providers::check_offer(&1, &[[3; 32], [4; 32]], &requirements(2)));
+		// At most MaxWorkers (3).
+		assert_ok!(bind(key_of(40), vec![[3; 32]]));
+		assert_ok!(bind(key_of(41), vec![[4; 32]]));
+		assert_noop!(bind(key_of(42), vec![[9; 32]]), Error::<Test>::UnknownDevice);
+		assert_ok!(bind(first, vec![[1; 32]]));
+		assert_noop!(bind(key_of(42), vec![[2; 32]]), Error::<Test>::TooManyWorkers);
+		// Devices of a running lease cannot change hands, and their worker cannot go.
+		assert_ok!(Providers::commit_devices(&1, &[[3; 32]], 7));
+		assert_noop!(bind(key_of(41), vec![[3; 32], [4; 32]]), Error::<Test>::DeviceBoundElsewhere);
+		assert_noop!(bind(key_of(40), vec![[2; 32]]), Error::<Test>::DevicesCommitted);
+		assert_noop!(
+			Providers::unbind_worker(RuntimeOrigin::signed(1), key_of(40)),
+			Error::<Test>::DevicesCommitted
+		);
+		Providers::release_devices(&1, &[[3; 32]], 7);
+		assert_ok!(Providers::unbind_worker(RuntimeOrigin::signed(1), key_of(40)));
+		assert_eq!(last_event(), Event::WorkerUnbound { provider: 1, worker_key: key_of(40) });
+		assert_eq!(Providers::acting_for(&40), Err(Error::<Test>::NotProviderOrWorker.into()));
+		assert_noop!(
+			Providers::unbind_worker(RuntimeOrigin::signed(1), key_of(40)),
+			Error::<Test>::UnknownWorkerKey
+		);
+		// Device 3 is on no machine now: it cannot be offered until bound.
+		assert_noop!(
+			Providers::check_offer(&1, &[[3; 32]], &requirements(1)),
+			Error::<Test>::DevicesNotOnOneWorker
+		);
+	});
+}
+
+#[test]
+fn hardware_changes_and_deregistration_keep_the_worker_index_right() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		let first = worker_key(101);
+		// One worker: it follows the machine's new inventory.
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[2, 3])));
+		assert_eq!(Providers::worker_devices(&1, &first), vec![[2; 32], [3; 32]]);
+		// Two workers: a device that is gone leaves its worker; a worker left with none goes.
+		assert_ok!(Providers::bind_worker(RuntimeOrigin::signed(1), first, vec![[2; 32]]));
+		assert_ok!(Providers::bind_worker(RuntimeOrigin::signed(1), key_of(40), vec![[3; 32]]));
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[2, 4])));
+		assert_eq!(Providers::worker_devices(&1, &first), vec![[2; 32]]);
+		assert_eq!(Providers::acting_for(&40), Err(Error::<Test>::NotProviderOrWorker.into()));
+		// Device 4 is new: with two workers before the change, it waits for `bind_worker`.
+		assert_eq!(Providers::worker_for(&1, &[[4; 32]]), None);
+		Providers::do_try_state().unwrap();
+
+		assert_ok!(Providers::announce_exit(RuntimeOrigin::signed(1)));
+		System::set_block_number(1 + EXIT_NOTICE);
+		assert_ok!(Providers::deregister(RuntimeOrigin::signed(1)));
+		assert_eq!(WorkerAccounts::<Test>::iter().count(), 0);
+		// The key is free again.
+		register(2, &[1]);
+		assert_ok!(Providers::rotate_worker_key(RuntimeOrigin::signed(2), worker_key(102), first));
 	});
 }
 
@@ -397,13 +539,14 @@ fn genesis_registers_providers_and_holds_their_deposits() {
 	pallet_balances::GenesisConfig::<Test> { balances: vec![(1, ENDOWMENT)], ..Default::default() }
 		.assimilate_storage(&mut storage)
 		.unwrap();
-	crate::GenesisConfig::<Test> { providers: vec![(1, info(), worker_key(1), hardware(&[1, 2]))] }
+	crate::GenesisConfig::<Test> { providers: vec![(1, info(), worker_key(9), hardware(&[1, 2]))] }
 		.assimilate_storage(&mut storage)
 		.unwrap();
 	TestState::new(storage).execute_with(|| {
 		assert!(Providers::is_active(&1));
 		assert_eq!(held(1), DEPOSIT + 2 * DEPOSIT_PER_GPU);
 		assert_eq!(Providers::devices(&1).len(), 2);
+		assert_eq!(Providers::worker_for(&1, &[[1; 32], [2; 32]]), Some(worker_key(9)));
 		Providers::do_try_state().unwrap();
 	});
 }

@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use frame::prelude::*;
 use scale_info::TypeInfo;
-use stint_primitives::{GpuDevice, Outcome, RegionCode, WorkerKey};
+use stint_primitives::{DeviceId, GpuDevice, Outcome, RegionCode, WorkerKey};
 
 /// Reputation weights are kept in thousandths, so that decay keeps some precision.
 pub const REPUTATION_UNIT: u64 = 1_000;
@@ -151,6 +151,26 @@ impl Reputation {
 	}
 }
 
+/// A worker key and the devices of the machine it runs: the key may bid with, acknowledge and
+/// sign results for these devices only, on its provider's behalf.
+#[derive(
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+	CloneNoBound,
+	PartialEqNoBound,
+	EqNoBound,
+	DebugNoBound,
+)]
+#[scale_info(skip_type_params(MaxGpus))]
+pub struct Worker<MaxGpus: Get<u32>> {
+	pub key: WorkerKey,
+	/// Registered devices of the provider, bound to no other of its workers.
+	pub devices: BoundedVec<DeviceId, MaxGpus>,
+}
+
 /// Everything the registry knows of one provider.
 #[derive(
 	Encode,
@@ -163,18 +183,20 @@ impl Reputation {
 	EqNoBound,
 	DebugNoBound,
 )]
-#[scale_info(skip_type_params(MaxName, MaxEndpoint, MaxGpus))]
+#[scale_info(skip_type_params(MaxName, MaxEndpoint, MaxGpus, MaxWorkers))]
 pub struct ProviderRecord<
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
 	MaxName: Get<u32>,
 	MaxEndpoint: Get<u32>,
 	MaxGpus: Get<u32>,
+	MaxWorkers: Get<u32>,
 > {
 	pub name: BoundedVec<u8, MaxName>,
 	pub endpoint: BoundedVec<u8, MaxEndpoint>,
 	pub region: RegionCode,
-	pub worker_key: WorkerKey,
+	/// The worker keys, one per machine, each with its devices.
+	pub workers: BoundedVec<Worker<MaxGpus>, MaxWorkers>,
 	pub hardware: Hardware<MaxGpus>,
 	pub status: ProviderStatus<BlockNumber>,
 	/// Held from the provider's account while it is registered.
@@ -192,7 +214,33 @@ pub type ProviderRecordOf<T> = ProviderRecord<
 	<T as crate::Config>::MaxNameLen,
 	<T as crate::Config>::MaxEndpointLen,
 	<T as crate::Config>::MaxGpus,
+	<T as crate::Config>::MaxWorkers,
 >;
+
+/// The stored worker type for a runtime.
+pub type WorkerOf<T> = Worker<<T as crate::Config>::MaxGpus>;
+
+impl<
+		Balance: Clone + PartialEq + Eq + core::fmt::Debug,
+		BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
+		MaxName: Get<u32>,
+		MaxEndpoint: Get<u32>,
+		MaxGpus: Get<u32>,
+		MaxWorkers: Get<u32>,
+	> ProviderRecord<Balance, BlockNumber, MaxName, MaxEndpoint, MaxGpus, MaxWorkers>
+{
+	/// The worker `key`, if the provider has it.
+	pub fn worker(&self, key: &WorkerKey) -> Option<&Worker<MaxGpus>> {
+		self.workers.iter().find(|worker| &worker.key == key)
+	}
+
+	/// The worker whose devices include every one of `devices`, if there is one.
+	pub fn worker_for(&self, devices: &[DeviceId]) -> Option<&Worker<MaxGpus>> {
+		let first = devices.first()?;
+		let worker = self.workers.iter().find(|worker| worker.devices.contains(first))?;
+		devices.iter().all(|device| worker.devices.contains(device)).then_some(worker)
+	}
+}
 
 /// The stored hardware type for a runtime.
 pub type HardwareOf<T> = Hardware<<T as crate::Config>::MaxGpus>;

@@ -14,6 +14,8 @@ pub trait WeightInfo {
 	fn update_info() -> Weight;
 	fn update_hardware(g: u32) -> Weight;
 	fn rotate_worker_key() -> Weight;
+	fn bind_worker(d: u32) -> Weight;
+	fn unbind_worker() -> Weight;
 	fn pause() -> Weight;
 	fn resume() -> Weight;
 	fn announce_exit() -> Weight;
@@ -28,7 +30,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		Weight::from_parts(60_000_000, 6_000)
 			.saturating_add(Weight::from_parts(8_000_000, 2_600).saturating_mul(g.into()))
 			.saturating_add(T::DbWeight::get().reads(4_u64 + g as u64))
-			.saturating_add(T::DbWeight::get().writes(4_u64 + g as u64))
+			.saturating_add(T::DbWeight::get().writes(5_u64 + g as u64))
 	}
 	fn update_info() -> Weight {
 		Weight::from_parts(25_000_000, 4_000).saturating_add(T::DbWeight::get().reads_writes(1, 1))
@@ -40,8 +42,23 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(T::DbWeight::get().reads(3_u64 + 2 * g as u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64 + 2 * g as u64))
 	}
+	/// The record and the worker index: one entry out, one in.
 	fn rotate_worker_key() -> Weight {
-		Weight::from_parts(25_000_000, 4_000).saturating_add(T::DbWeight::get().reads_writes(1, 1))
+		Weight::from_parts(25_000_000, 4_000).saturating_add(T::DbWeight::get().reads_writes(3, 3))
+	}
+	/// The record, the worker index, and whether each of `d` devices is committed.
+	fn bind_worker(d: u32) -> Weight {
+		Weight::from_parts(30_000_000, 6_000)
+			.saturating_add(Weight::from_parts(3_000_000, 2_600).saturating_mul(d.into()))
+			.saturating_add(T::DbWeight::get().reads(3_u64 + d as u64))
+			.saturating_add(T::DbWeight::get().writes(2_u64))
+	}
+	/// The record, the worker index, and whether each of its devices (at most `MaxGpus`) is
+	/// committed.
+	fn unbind_worker() -> Weight {
+		Weight::from_parts(30_000_000, 40_000)
+			.saturating_add(T::DbWeight::get().reads(18_u64))
+			.saturating_add(T::DbWeight::get().writes(2_u64))
 	}
 	fn pause() -> Weight {
 		Weight::from_parts(20_000_000, 4_000).saturating_add(T::DbWeight::get().reads_writes(1, 1))
@@ -52,11 +69,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn announce_exit() -> Weight {
 		Weight::from_parts(20_000_000, 4_000).saturating_add(T::DbWeight::get().reads_writes(1, 1))
 	}
-	/// Removes the owner entry of every registered GPU (at most `MaxGpus`, 16 by default).
+	/// Removes the owner entry of every registered GPU (at most `MaxGpus`, 16 by default) and
+	/// the index entry of every worker key (at most `MaxWorkers`, 8 by default).
 	fn deregister() -> Weight {
-		Weight::from_parts(80_000_000, 40_000)
+		Weight::from_parts(90_000_000, 50_000)
 			.saturating_add(T::DbWeight::get().reads(4_u64))
-			.saturating_add(T::DbWeight::get().writes(20_u64))
+			.saturating_add(T::DbWeight::get().writes(28_u64))
 	}
 }
 
@@ -74,6 +92,12 @@ impl WeightInfo for () {
 	fn rotate_worker_key() -> Weight {
 		Weight::from_parts(25_000_000, 4_000)
 	}
+	fn bind_worker(d: u32) -> Weight {
+		Weight::from_parts(30_000_000 + 3_000_000 * d as u64, 6_000)
+	}
+	fn unbind_worker() -> Weight {
+		Weight::from_parts(30_000_000, 40_000)
+	}
 	fn pause() -> Weight {
 		Weight::from_parts(20_000_000, 4_000)
 	}
@@ -84,6 +108,6 @@ impl WeightInfo for () {
 		Weight::from_parts(20_000_000, 4_000)
 	}
 	fn deregister() -> Weight {
-		Weight::from_parts(80_000_000, 40_000)
+		Weight::from_parts(90_000_000, 50_000)
 	}
 }

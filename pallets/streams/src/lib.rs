@@ -72,7 +72,7 @@ pub mod pallet {
 		type RuntimeHoldReason: From<HoldReason>;
 
 		/// Blocks a depleted stream waits for a top-up before it closes.
-		#[pallet::constant]
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
 		#[pallet::no_default]
 		type GracePeriod: Get<BlockNumberFor<Self>>;
 

@@ -37,6 +37,7 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 			paid: Zero::zero(),
 			refunded: Zero::zero(),
 			reference,
+			grace_period: T::GracePeriod::get(),
 		};
 		Records::<T>::insert(id, stream);
 		NextStreamId::<T>::put(id.saturating_add(1));

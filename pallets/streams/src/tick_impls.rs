@@ -52,7 +52,7 @@ impl<T: Config> Pallet<T> {
 		match stream.status {
 			StreamStatus::Active { depletes_at } if depletes_at <= now => {
 				Self::settle_stream(id, &mut stream)?;
-				let grace_ends = now.saturating_add(T::GracePeriod::get());
+				let grace_ends = now.saturating_add(stream.grace_period);
 				stream.status = StreamStatus::Suspended { grace_ends };
 				stream.settled_at = now;
 				Self::schedule(id, &mut stream, grace_ends)?;

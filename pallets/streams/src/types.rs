@@ -75,6 +75,9 @@ pub struct Stream<
 	pub refunded: Balance,
 	/// The owner's reference (a lease id), passed to the observer.
 	pub reference: u64,
+	/// Blocks of grace after a depletion: the chain's `GracePeriod` when the stream opened (a
+	/// later change applies to later streams).
+	pub grace_period: BlockNumber,
 }
 
 impl<AccountId, Balance, BlockNumber, MaxDepositors>

@@ -15,16 +15,23 @@ use stint_primitives::{
 pub trait ProviderRegistry<AccountId> {
 	/// Registered, not paused and not leaving: may take new leases.
 	fn is_active(who: &AccountId) -> bool;
-	/// The key the provider's worker signs results with.
-	fn worker_key(who: &AccountId) -> Option<WorkerKey>;
+	/// Who `signer` acts for: itself if it is a registered provider, or the provider that bound
+	/// it as a worker key, with that key. Refused (by name) for anyone else, including keys that
+	/// were rotated out or unbound.
+	fn acting_for(signer: &AccountId) -> Result<(AccountId, Option<WorkerKey>), DispatchError>;
+	/// The worker key of `who` bound to every one of `devices` (one machine), if there is one: it
+	/// signs the results of a lease on them.
+	fn worker_for(who: &AccountId, devices: &[DeviceId]) -> Option<WorkerKey>;
+	/// The devices `who`'s worker `key` acts for.
+	fn worker_devices(who: &AccountId, key: &WorkerKey) -> Vec<DeviceId>;
 	/// The provider's registered GPUs.
 	fn devices(who: &AccountId) -> Vec<GpuDevice>;
 	/// The provider's reputation score, if registered.
 	fn reputation(who: &AccountId) -> Option<Permill>;
 	/// Whether `who` may offer exactly `devices` for an order that needs `requirements`: it is
 	/// active, in the required region, reputable enough, owns every device (each named once),
-	/// none of them is committed, and together they meet the requirements. The error names what
-	/// is wrong.
+	/// none of them is committed, they are all bound to one worker key, and together they meet
+	/// the requirements. The error names what is wrong.
 	fn check_offer(
 		who: &AccountId,
 		devices: &[DeviceId],

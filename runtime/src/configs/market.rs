@@ -5,9 +5,10 @@ use polkadot_sdk::*;
 use frame_support::{parameter_types, traits::ConstU32, PalletId};
 use sp_runtime::{traits::AccountIdConversion, Permill};
 
+use super::dynamic_params;
 use crate::{
 	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Providers, Runtime,
-	RuntimeHoldReason, Streams, DAYS, HOURS, MINUTES, STINT,
+	RuntimeHoldReason, Streams, DAYS, HOURS, STINT,
 };
 
 parameter_types! {
@@ -22,11 +23,6 @@ parameter_types! {
 	pub const AcceptPeriod: BlockNumber = HOURS;
 	pub const MaxTerminationNotice: BlockNumber = DAYS;
 
-	pub const AckDeadline: BlockNumber = 10 * MINUTES;
-	pub const ResultGrace: BlockNumber = HOURS;
-	pub const CheckpointInterval: BlockNumber = HOURS;
-
-	pub const GracePeriod: BlockNumber = 10 * MINUTES;
 	/// No protocol take yet; governance may set one.
 	pub const TakeRate: Permill = Permill::zero();
 	pub const TreasuryPalletId: PalletId = PalletId(*b"stint/tr");
@@ -60,9 +56,9 @@ impl pallet_leases::Config for Runtime {
 	type Slashing = Bonds;
 	type Streams = Streams;
 	type Reputation = Providers;
-	type AckDeadline = AckDeadline;
-	type ResultGrace = ResultGrace;
-	type CheckpointInterval = CheckpointInterval;
+	type AckDeadline = dynamic_params::leases::AckDeadline;
+	type ResultGrace = dynamic_params::leases::ResultGrace;
+	type CheckpointInterval = dynamic_params::leases::CheckpointInterval;
 	type MaxGpusPerLease = ConstU32<16>;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
 }
@@ -70,7 +66,7 @@ impl pallet_leases::Config for Runtime {
 impl pallet_streams::Config for Runtime {
 	type Currency = Balances;
 	type RuntimeHoldReason = RuntimeHoldReason;
-	type GracePeriod = GracePeriod;
+	type GracePeriod = dynamic_params::streams::GracePeriod;
 	type TakeRate = TakeRate;
 	type Treasury = TreasuryAccount;
 	type Observer = Leases;

@@ -3,9 +3,10 @@
 use polkadot_sdk::*;
 
 use frame_support::{parameter_types, traits::ConstU32};
-use sp_runtime::Permill;
+use sp_runtime::{traits::Convert, Permill};
+use stint_primitives::WorkerKey;
 
-use crate::{Balance, Balances, BlockNumber, Runtime, RuntimeHoldReason, HOURS, STINT};
+use crate::{AccountId, Balance, Balances, BlockNumber, Runtime, RuntimeHoldReason, HOURS, STINT};
 
 parameter_types! {
 	pub const RegistrationDeposit: Balance = 10 * STINT;
@@ -13,6 +14,14 @@ parameter_types! {
 	/// An hour of notice before a provider may leave.
 	pub const ExitNotice: BlockNumber = HOURS;
 	pub const ReputationDecay: Permill = Permill::from_percent(2);
+}
+
+/// A worker key's account: accounts are sr25519 public keys, so the same 32 bytes.
+pub struct WorkerAccount;
+impl Convert<WorkerKey, AccountId> for WorkerAccount {
+	fn convert(key: WorkerKey) -> AccountId {
+		AccountId::from(key.0)
+	}
 }
 
 impl pallet_providers::Config for Runtime {
@@ -24,6 +33,9 @@ impl pallet_providers::Config for Runtime {
 	type MaxNameLen = ConstU32<64>;
 	type MaxEndpointLen = ConstU32<128>;
 	type MaxGpus = ConstU32<16>;
+	/// Eight machines per provider, each with its own worker key.
+	type MaxWorkers = ConstU32<8>;
+	type WorkerAccount = WorkerAccount;
 	type ReputationDecay = ReputationDecay;
 	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
 }

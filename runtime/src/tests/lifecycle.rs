@@ -9,6 +9,7 @@ use crate::{
 };
 use frame_support::{
 	assert_noop, assert_ok,
+	traits::Get,
 	traits::{fungible::Inspect, Hooks},
 };
 use pallet_leases::{LeaseStatus, TerminationReason};
@@ -21,33 +22,33 @@ use stint_primitives::{
 	ResultCommitment,
 };
 
-type AccountId = crate::AccountId;
+pub(super) type AccountId = crate::AccountId;
 
 const DIGEST_HEX: &str = "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592";
 
-fn alice() -> AccountId {
+pub(super) fn alice() -> AccountId {
 	Keyring::Alice.to_account_id()
 }
-fn bob() -> AccountId {
+pub(super) fn bob() -> AccountId {
 	Keyring::Bob.to_account_id()
 }
-fn eve() -> AccountId {
+pub(super) fn eve() -> AccountId {
 	Keyring::Eve.to_account_id()
 }
-fn ferdie() -> AccountId {
+pub(super) fn ferdie() -> AccountId {
 	Keyring::Ferdie.to_account_id()
 }
 
 /// The `i`-th GPU of an example provider (`eve` or `ferdie`), as the dev preset registers it.
-fn gpu(provider: &str, i: u8) -> DeviceId {
+pub(super) fn gpu(provider: &str, i: u8) -> DeviceId {
 	stint_primitives::device_id(&format!("GPU-{provider}-{i}"))
 }
 
-fn digest() -> [u8; 32] {
+pub(super) fn digest() -> [u8; 32] {
 	stint_primitives::image_digest(format!("x@sha256:{DIGEST_HEX}").as_bytes()).unwrap()
 }
 
-fn spec() -> JobSpec {
+pub(super) fn spec() -> JobSpec {
 	JobSpec {
 		image: format!("ghcr.io/acme/train@sha256:{DIGEST_HEX}").into_bytes().try_into().unwrap(),
 		command: Default::default(),
@@ -58,7 +59,7 @@ fn spec() -> JobSpec {
 }
 
 /// One GPU with at least 80 GB, up to 1 STINT per block for `duration`, bids for 2 blocks.
-fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> TermsOf<Runtime> {
+pub(super) fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> TermsOf<Runtime> {
 	OrderTerms {
 		requirements: GpuRequirements {
 			gpu_count: 1,
@@ -79,19 +80,19 @@ fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> TermsOf<Runti
 }
 
 /// The chain's books: what it started with, and what slashes burnt since.
-struct Books {
+pub(super) struct Books {
 	issuance: Balance,
 }
 
 impl Books {
-	fn open() -> Self {
+	pub(super) fn open() -> Self {
 		System::set_block_number(1);
 		Self { issuance: Balances::total_issuance() }
 	}
 
 	/// Every pallet's invariants hold; the issuance fell by exactly `burnt` so far; every unit
 	/// of it is in some account.
-	fn check(&self, burnt: Balance) {
+	pub(super) fn check(&self, burnt: Balance) {
 		Providers::do_try_state().expect("registry invariants");
 		Bonds::do_try_state().expect("bond invariants");
 		Market::do_try_state().expect("market invariants");
@@ -105,7 +106,7 @@ impl Books {
 	}
 }
 
-fn run_to(n: u32) {
+pub(super) fn run_to(n: u32) {
 	while System::block_number() < n {
 		let next = System::block_number() + 1;
 		System::set_block_number(next);
@@ -114,17 +115,17 @@ fn run_to(n: u32) {
 	}
 }
 
-fn free(who: &AccountId) -> Balance {
+pub(super) fn free(who: &AccountId) -> Balance {
 	Balances::balance(who)
 }
 
-fn order(buyer: &AccountId, terms: TermsOf<Runtime>, deposit: Balance) -> u64 {
+pub(super) fn order(buyer: &AccountId, terms: TermsOf<Runtime>, deposit: Balance) -> u64 {
 	let id = pallet_market::NextOrderId::<Runtime>::get();
 	assert_ok!(Market::create_order(RuntimeOrigin::signed(buyer.clone()), spec(), terms, deposit));
 	id
 }
 
-fn bid(provider: &AccountId, order: u64, price: Balance, device: DeviceId) {
+pub(super) fn bid(provider: &AccountId, order: u64, price: Balance, device: DeviceId) {
 	assert_ok!(Market::place_bid(
 		RuntimeOrigin::signed(provider.clone()),
 		order,
@@ -133,18 +134,18 @@ fn bid(provider: &AccountId, order: u64, price: Balance, device: DeviceId) {
 	));
 }
 
-fn lease_of(order: u64) -> LeaseId {
+pub(super) fn lease_of(order: u64) -> LeaseId {
 	match pallet_market::Orders::<Runtime>::get(order).unwrap().status {
 		OrderStatus::Leased { lease } => lease,
 		other => panic!("order {order} is {other:?}"),
 	}
 }
 
-fn status(lease: LeaseId) -> LeaseStatus {
+pub(super) fn status(lease: LeaseId) -> LeaseStatus {
 	pallet_leases::Leases::<Runtime>::get(lease).unwrap().status
 }
 
-fn result(exit_code: i32) -> ResultCommitment {
+pub(super) fn result(exit_code: i32) -> ResultCommitment {
 	ResultCommitment {
 		output_root: [1; 32],
 		receipt_hash: [2; 32],
@@ -155,16 +156,20 @@ fn result(exit_code: i32) -> ResultCommitment {
 }
 
 /// Eve's worker (`//Eve//stash`) signs the report of `kind` for `lease` on this chain.
-fn signed(lease: LeaseId, kind: ReportKind, c: &ResultCommitment) -> sp_core::sr25519::Signature {
+pub(super) fn signed(
+	lease: LeaseId,
+	kind: ReportKind,
+	c: &ResultCommitment,
+) -> sp_core::sr25519::Signature {
 	let report = Report::new(Leases::genesis_hash(), lease, kind, *c);
 	Keyring::EveStash.pair().sign(&report.signing_bytes())
 }
 
-fn locked(who: &AccountId) -> Balance {
+pub(super) fn locked(who: &AccountId) -> Balance {
 	pallet_bonds::Ledgers::<Runtime>::get(who).map(|l| l.locked).unwrap_or_default()
 }
 
-const COLLATERAL: Balance = 10 * STINT;
+pub(super) const COLLATERAL: Balance = 10 * STINT;
 
 #[test]
 fn order_bids_auto_accept_ack_stream_result() {

@@ -54,3 +54,4 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 
 mod lifecycle;
 mod metadata;
+mod workers;

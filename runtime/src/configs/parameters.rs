@@ -1,0 +1,64 @@
+//! Settings root may change while the chain runs (the SDK's parameters pallet): the deadlines of
+//! leases and streams. Each lease and stream keeps the values it was created with, so a change
+//! applies to those created after it. The defaults are the values the chain launched with.
+
+use polkadot_sdk::*;
+
+use frame_support::{
+	dynamic_params::{dynamic_pallet_params, dynamic_params},
+	traits::AsEnsureOriginWithArg,
+};
+use frame_system::EnsureRoot;
+
+use crate::{AccountId, BlockNumber, Runtime, RuntimeEvent, HOURS, MINUTES};
+
+#[dynamic_params(RuntimeParameters, pallet_parameters::Parameters::<Runtime>)]
+pub mod dynamic_params {
+	use super::*;
+
+	/// `pallet-leases`.
+	#[dynamic_pallet_params]
+	#[codec(index = 0)]
+	pub mod leases {
+		/// Blocks a provider has to acknowledge a new lease.
+		#[codec(index = 0)]
+		pub static AckDeadline: BlockNumber = 10 * MINUTES;
+
+		/// Blocks after the end of a fixed-duration lease in which its result may still land.
+		#[codec(index = 1)]
+		pub static ResultGrace: BlockNumber = HOURS;
+
+		/// The most blocks an open-ended lease may run between checkpoints.
+		#[codec(index = 2)]
+		pub static CheckpointInterval: BlockNumber = HOURS;
+	}
+
+	/// `pallet-streams`.
+	#[dynamic_pallet_params]
+	#[codec(index = 1)]
+	pub mod streams {
+		/// Blocks a depleted stream waits for a top-up before it closes.
+		#[codec(index = 0)]
+		pub static GracePeriod: BlockNumber = 10 * MINUTES;
+	}
+}
+
+/// The parameter the pallet's benchmarks set.
+#[cfg(feature = "runtime-benchmarks")]
+impl Default for RuntimeParameters {
+	fn default() -> Self {
+		RuntimeParameters::Leases(dynamic_params::leases::Parameters::AckDeadline(
+			dynamic_params::leases::AckDeadline,
+			Some(10 * MINUTES),
+		))
+	}
+}
+
+impl pallet_parameters::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type RuntimeParameters = RuntimeParameters;
+	/// Root only (governance; sudo on development chains).
+	type AdminOrigin = AsEnsureOriginWithArg<EnsureRoot<AccountId>>;
+	/// The pallet's own weights are not public; a set costs one storage write (issue 13 measures it).
+	type WeightInfo = ();
+}
