@@ -7,7 +7,11 @@
 //!   inclusion or finality;
 //! - a refused call comes back as [`Error::Dispatch`] with the pallet's error name and its doc
 //!   text, e.g. `Market.PriceAboveCeiling: The price is above the order's ceiling.`;
-//! - reads: orders, bids, leases, streams, providers and bonds, and the runtime API.
+//! - [`Client::sign`] a call into bytes to keep (a worker stores them before sending, so that
+//!   after a crash it sends exactly the same transaction again), [`Client::broadcast`] them later;
+//! - reads: orders, bids, leases, streams, providers and bonds, and the runtime API, at the last
+//!   finalized block or, through [`Client::at_block`], at any block the node still has;
+//! - [`Failover`]: a connection over several node URLs that reconnects with backoff.
 
 use std::{fmt, path::Path, str::FromStr};
 
@@ -22,10 +26,12 @@ pub use subxt_signer::sr25519::Keypair;
 use subxt_signer::SecretUri;
 
 mod amount;
+mod connection;
 mod describe;
 mod queries;
 
 pub use amount::{format_stint, parse_stint};
+pub use connection::{Backoff, Failover};
 pub use queries::*;
 
 /// Types and calls generated from Stint's metadata.
@@ -198,6 +204,31 @@ pub struct Client {
 	api: OnlineClient<StintConfig>,
 	rpc: subxt::rpcs::RpcClient,
 	url: String,
+	/// Reads are of this block, if set ([`Client::at_block`]), else of the last finalized one.
+	pinned: Option<[u8; 32]>,
+}
+
+/// A signed transaction, as bytes to keep and send (again) later.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SignedTx {
+	/// The SCALE-encoded extrinsic, exactly as the node receives it.
+	#[serde(with = "hex_bytes")]
+	pub bytes: Vec<u8>,
+	/// Its hash (blake2-256), as the node's pool and blocks name it.
+	#[serde(with = "hex_bytes")]
+	pub hash: Vec<u8>,
+	/// The signer's nonce it was signed with.
+	pub nonce: u64,
+}
+
+mod hex_bytes {
+	pub fn serialize<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+		s.serialize_str(&format!("0x{}", hex::encode(bytes)))
+	}
+	pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+		let text = <String as serde::Deserialize>::deserialize(d)?;
+		hex::decode(text.strip_prefix("0x").unwrap_or(&text)).map_err(serde::de::Error::custom)
+	}
 }
 
 impl Client {
@@ -210,7 +241,33 @@ impl Client {
 		let api = OnlineClient::<StintConfig>::from_rpc_client(rpc.clone())
 			.await
 			.map_err(|e| refused(e.to_string()))?;
-		Ok(Self { api, rpc, url: url.to_string() })
+		Ok(Self { api, rpc, url: url.to_string(), pinned: None })
+	}
+
+	/// The same connection, reading at block `hash` (which the node must still have: an archive
+	/// node keeps every block, others the recent ones) instead of the last finalized block.
+	pub fn at_block(&self, hash: [u8; 32]) -> Self {
+		Self { pinned: Some(hash), ..self.clone() }
+	}
+
+	/// The block reads are made at: the pinned one, else the last finalized.
+	pub(crate) async fn block(
+		&self,
+	) -> Result<subxt::client::OnlineClientAtBlock<StintConfig>, Error> {
+		match self.pinned {
+			Some(hash) => self
+				.api
+				.at_block(subxt::backend::BlockRef::from_hash(subxt::utils::H256(hash)))
+				.await
+				.map_err(Error::rpc),
+			None => self.api.at_current_block().await.map_err(Error::rpc),
+		}
+	}
+
+	/// The last finalized block: its hash and number.
+	pub async fn finalized_head(&self) -> Result<([u8; 32], u64), Error> {
+		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		Ok((at.block_hash().0, at.block_number()))
 	}
 
 	/// The node's address.
@@ -235,22 +292,56 @@ impl Client {
 		call: &impl Payload,
 		signer: &Keypair,
 		wait: Wait,
-		mut progress: impl FnMut(Progress),
+		progress: impl FnMut(Progress),
 	) -> Result<Included, Error> {
+		let signed = self.sign(call, signer, None).await?;
+		self.broadcast(&signed.bytes, wait, progress).await
+	}
+
+	/// Signs `call` with `signer` without sending it: bytes to store and [`Client::broadcast`]
+	/// (once, or again after a crash: the same bytes are the same transaction, which the chain
+	/// includes at most once). `nonce` by default is the next one the node's pool expects.
+	pub async fn sign(
+		&self,
+		call: &impl Payload,
+		signer: &Keypair,
+		nonce: Option<u64>,
+	) -> Result<SignedTx, Error> {
 		// The nonce as the node's pool sees it, not as the last finalized block does: a signer's
 		// transactions still in the pool or in unfinalized blocks count, so commands in quick
 		// succession (`--no-wait-finality`, a worker acking then checkpointing) never reuse one.
-		let nonce = self
-			.legacy()
-			.system_account_next_index(&account_of(signer))
-			.await
-			.map_err(Error::rpc)?;
+		let nonce = match nonce {
+			Some(nonce) => nonce,
+			None => self
+				.legacy()
+				.system_account_next_index(&account_of(signer))
+				.await
+				.map_err(Error::rpc)?,
+		};
 		let params =
 			subxt::config::DefaultExtrinsicParamsBuilder::<StintConfig>::new().nonce(nonce).build();
 		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let signed = at
+			.transactions()
+			.create_signed(call, signer, params)
+			.await
+			.map_err(|e| Error::Rejected(e.to_string()))?;
+		Ok(SignedTx { hash: signed.hash().0.to_vec(), bytes: signed.into_encoded(), nonce })
+	}
+
+	/// Sends a transaction signed earlier ([`Client::sign`]), calls `progress` at every step, and
+	/// waits as `wait` says.
+	pub async fn broadcast(
+		&self,
+		bytes: &[u8],
+		wait: Wait,
+		mut progress: impl FnMut(Progress),
+	) -> Result<Included, Error> {
+		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
 		let mut watch = at
 			.transactions()
-			.sign_and_submit_then_watch(call, signer, params)
+			.from_bytes(bytes.to_vec())
+			.submit_and_watch()
 			.await
 			.map_err(|e| Error::Rejected(e.to_string()))?;
 		progress(Progress::Submitted);

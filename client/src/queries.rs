@@ -42,7 +42,7 @@ impl Client {
 	/// The chain's name, its best and finalized blocks, and the runtime version.
 	pub async fn status(&self) -> Result<ChainStatus, Error> {
 		let rpc = self.legacy();
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		let best = rpc.chain_get_header(None).await.map_err(Error::rpc)?;
 		Ok(ChainStatus {
 			chain: rpc.system_chain().await.map_err(Error::rpc)?,
@@ -61,7 +61,7 @@ impl Client {
 
 	/// The free balance of `who`.
 	pub async fn free_balance(&self, who: &AccountId) -> Result<Balance, Error> {
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		let account = at
 			.storage()
 			.fetch(runtime::storage().system().account(), (who.clone(),))
@@ -103,7 +103,7 @@ impl Client {
 
 	/// The standing bids on `order`, by provider.
 	pub async fn bids(&self, order: u64) -> Result<Vec<(AccountId, BidRecord)>, Error> {
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		let mut entries = at
 			.storage()
 			.iter(runtime::storage().market().bids(), (order,))
@@ -137,7 +137,7 @@ impl Client {
 		&self,
 		buyer: &AccountId,
 	) -> Result<Vec<(LeaseId, LeaseRecord)>, Error> {
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		let mut entries = at
 			.storage()
 			.iter(runtime::storage().leases().leases(), ())
@@ -163,7 +163,7 @@ impl Client {
 
 	/// A provider's registry record.
 	pub async fn provider(&self, who: &AccountId) -> Result<Option<ProviderRecord>, Error> {
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		match at
 			.storage()
 			.try_fetch(runtime::storage().providers().registry(), (who.clone(),))
@@ -177,7 +177,7 @@ impl Client {
 
 	/// A provider's bond.
 	pub async fn bond(&self, who: &AccountId) -> Result<Option<BondLedger>, Error> {
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		match at
 			.storage()
 			.try_fetch(runtime::storage().bonds().ledgers(), (who.clone(),))
@@ -193,7 +193,7 @@ impl Client {
 		&self,
 		payload: P,
 	) -> Result<P::ReturnType, Error> {
-		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let at = self.block().await?;
 		at.runtime_apis().call(payload).await.map_err(Error::rpc)
 	}
 }
