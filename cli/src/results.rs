@@ -1,9 +1,16 @@
-//! `stint results fetch`: downloads a lease's outputs from its provider and keeps only what
-//! matches the output root the provider's worker signed on chain.
+//! `stint results fetch` and `stint lease logs`: what a lease produced, fetched from its
+//! provider and kept only when it matches what the provider's worker signed on chain.
 //!
-//! The provider serves, under its registered endpoint:
+//! The provider serves, under its registered endpoint, to the lease's buyer only (every request
+//! carries a [`stint_primitives::SignedFetchAuth`] in the `x-stint-fetch-auth` header):
 //! - `GET {endpoint}/leases/{lease}/manifest`: `{"files": [{"path", "size", "blake2_256"}]}`;
-//! - `GET {endpoint}/leases/{lease}/files/{path}`: the file's bytes.
+//! - `GET {endpoint}/leases/{lease}/files/{path}`: an output file's bytes;
+//! - `GET {endpoint}/leases/{lease}/receipt`: the SCALE-encoded
+//!   [`stint_primitives::ExecutionReceipt`], whose blake2-256 is the result's `receipt_hash`;
+//! - `GET {endpoint}/leases/{lease}/logs/manifest` and `…/logs/files/{stdout|stderr}`: the logs,
+//!   whose root (built as the output root is) is the receipt's `logs_root`;
+//! - `GET {endpoint}/leases/{lease}/logs/{stdout|stderr}?offset=N`: a log from byte N, also while
+//!   the job runs (unverified until the result lands).
 
 use std::{
 	fs,
@@ -11,8 +18,12 @@ use std::{
 	path::{Path, PathBuf},
 };
 
+use codec::Decode;
 use serde::Deserialize;
-use stint_primitives::{is_safe_output_path, output_root, OutputFile};
+use stint_primitives::{
+	blake2_256, is_safe_output_path, output_root, ExecutionReceipt, OutputFile, ResultCommitment,
+	FETCH_AUTH_HEADER,
+};
 
 #[derive(Debug, Deserialize)]
 struct Manifest {
@@ -30,6 +41,8 @@ struct ManifestFile {
 pub enum FetchError {
 	/// The provider could not be reached or answered badly.
 	Provider(String),
+	/// The provider refused: the request is not the buyer's, or has expired.
+	Unauthorised(String),
 	/// What the provider serves does not match the chain: nothing (more) is kept.
 	Mismatch(String),
 	/// The output folder could not be written.
@@ -43,55 +56,164 @@ pub struct Fetched {
 	pub size: u64,
 }
 
-/// Downloads the outputs of `lease` from `endpoint` into `out`, checking the manifest against
-/// `root` first and every file against the manifest; a file that does not match is deleted.
-pub fn fetch(
-	endpoint: &str,
-	lease: u64,
-	root: [u8; 32],
-	out: &Path,
-) -> Result<Vec<Fetched>, FetchError> {
-	let base = format!("{}/leases/{lease}", endpoint.trim_end_matches('/'));
-	let manifest: Manifest = ureq::get(&format!("{base}/manifest"))
-		.call()
-		.map_err(|e| FetchError::Provider(format!("{base}/manifest: {e}")))?
-		.into_json()
-		.map_err(|e| FetchError::Provider(format!("{base}/manifest is not a manifest: {e}")))?;
+/// What `fetch` downloaded and verified.
+#[derive(serde::Serialize)]
+pub struct FetchReport {
+	pub outputs: Vec<Fetched>,
+	pub logs: Vec<Fetched>,
+	pub exit_code: i32,
+	pub stop_reason: String,
+	pub gpu_seconds: u64,
+}
 
-	let mut files = Vec::with_capacity(manifest.files.len());
-	for file in &manifest.files {
-		if !is_safe_output_path(&file.path) {
+/// Where a lease's results are, and who asks.
+pub struct Source {
+	/// `{endpoint}/leases/{lease}`.
+	pub base: String,
+	/// The `x-stint-fetch-auth` header's value, if the request is signed.
+	pub auth: Option<String>,
+}
+
+impl Source {
+	pub fn new(endpoint: &str, lease: u64, auth: Option<String>) -> Self {
+		Self { base: format!("{}/leases/{lease}", endpoint.trim_end_matches('/')), auth }
+	}
+
+	/// `GET {base}/{path}`, with the authorisation, refusals named.
+	pub fn get(&self, path: &str) -> Result<ureq::Response, FetchError> {
+		let url = format!("{}/{path}", self.base);
+		let mut request = ureq::get(&url);
+		if let Some(auth) = &self.auth {
+			request = request.set(FETCH_AUTH_HEADER, auth);
+		}
+		request.call().map_err(|error| match error {
+			ureq::Error::Status(401 | 403, response) => {
+				let why = response.into_string().unwrap_or_default();
+				FetchError::Unauthorised(format!("the provider refused {url}: {}", why.trim()))
+			}
+			other => FetchError::Provider(format!("{url}: {other}")),
+		})
+	}
+
+	fn manifest(&self, path: &str) -> Result<Vec<OutputFile>, FetchError> {
+		let manifest: Manifest = self.get(path)?.into_json().map_err(|e| {
+			FetchError::Provider(format!("{}/{path} is not a manifest: {e}", self.base))
+		})?;
+		let mut files = Vec::with_capacity(manifest.files.len());
+		for file in &manifest.files {
+			if !is_safe_output_path(&file.path) {
+				return Err(FetchError::Mismatch(format!(
+					"unsafe path in the manifest: {:?}",
+					file.path
+				)));
+			}
+			let content_hash = stint_client::parse_hex32(&file.blake2_256).ok_or_else(|| {
+				FetchError::Provider(format!(
+					"{}: `{}` is not a blake2-256 hash",
+					file.path, file.blake2_256
+				))
+			})?;
+			files.push(OutputFile {
+				path: file.path.clone().into_bytes(),
+				size: file.size,
+				content_hash,
+			});
+		}
+		Ok(files)
+	}
+
+	/// The receipt, checked against the signed commitment of `lease` on the chain with
+	/// `genesis`: its hash is the commitment's `receipt_hash`, and it says what the commitment
+	/// says. Returns it with its bytes.
+	pub fn receipt(
+		&self,
+		commitment: &ResultCommitment,
+		genesis: &[u8; 32],
+		lease: u64,
+	) -> Result<(ExecutionReceipt, Vec<u8>), FetchError> {
+		let mut bytes = Vec::new();
+		self.get("receipt")?
+			.into_reader()
+			.take(1 << 20)
+			.read_to_end(&mut bytes)
+			.map_err(|e| FetchError::Provider(format!("{}/receipt: {e}", self.base)))?;
+		if blake2_256(&bytes) != commitment.receipt_hash {
 			return Err(FetchError::Mismatch(format!(
-				"unsafe path in the manifest: {:?}",
-				file.path
+				"the provider's receipt does not hash to the receipt_hash on chain (0x{})",
+				hex::encode(commitment.receipt_hash)
 			)));
 		}
-		let content_hash = stint_client::parse_hex32(&file.blake2_256).ok_or_else(|| {
-			FetchError::Provider(format!(
-				"{}: `{}` is not a blake2-256 hash",
-				file.path, file.blake2_256
-			))
-		})?;
-		files.push(OutputFile {
-			path: file.path.clone().into_bytes(),
-			size: file.size,
-			content_hash,
-		});
+		let receipt = ExecutionReceipt::decode(&mut &bytes[..])
+			.map_err(|e| FetchError::Mismatch(format!("the receipt does not decode: {e}")))?;
+		let agrees = receipt.is_for(genesis, lease)
+			&& receipt.output_root == commitment.output_root
+			&& receipt.exit_code == commitment.exit_code
+			&& receipt.gpu_seconds == commitment.gpu_seconds
+			&& receipt.image_digest == commitment.image_digest;
+		if !agrees {
+			return Err(FetchError::Mismatch(
+				"the receipt was signed over, yet disagrees with the commitment on chain".into(),
+			));
+		}
+		Ok((receipt, bytes))
 	}
-	if output_root(&files) != root {
+}
+
+/// Downloads the outputs, the receipt and the logs of `lease` into `out` (`outputs/`, `logs/`,
+/// `receipt.scale`, `receipt.json`): the manifest is checked against the signed output root
+/// first, every file against the manifest, the receipt against the signed receipt hash, the
+/// logs against the receipt's logs root; a file that does not match is deleted.
+pub fn fetch(
+	source: &Source,
+	commitment: &ResultCommitment,
+	genesis: &[u8; 32],
+	lease: u64,
+	out: &Path,
+) -> Result<FetchReport, FetchError> {
+	let files = source.manifest("manifest")?;
+	if output_root(&files) != commitment.output_root {
 		return Err(FetchError::Mismatch(format!(
 			"the provider's manifest does not match the output root on chain (0x{}): nothing downloaded",
-			hex::encode(root)
+			hex::encode(commitment.output_root)
 		)));
 	}
+	let (receipt, receipt_bytes) = source.receipt(commitment, genesis, lease)?;
+	let logs = source.manifest("logs/manifest")?;
+	if output_root(&logs) != receipt.logs_root {
+		return Err(FetchError::Mismatch(
+			"the provider's logs do not match the receipt's logs root: nothing downloaded".into(),
+		));
+	}
 
+	let local = |e: std::io::Error| FetchError::Local(format!("{}: {e}", out.display()));
+	fs::create_dir_all(out).map_err(local)?;
+	fs::write(out.join("receipt.scale"), &receipt_bytes).map_err(local)?;
+	let json = serde_json::to_string_pretty(&receipt).expect("plain data serializes");
+	fs::write(out.join("receipt.json"), json).map_err(local)?;
+	let outputs = download_all(source, "files", &files, &out.join("outputs"))?;
+	let logs = download_all(source, "logs/files", &logs, &out.join("logs"))?;
+	Ok(FetchReport {
+		outputs,
+		logs,
+		exit_code: receipt.exit_code,
+		stop_reason: format!("{:?}", receipt.stop_reason),
+		gpu_seconds: receipt.gpu_seconds,
+	})
+}
+
+fn download_all(
+	source: &Source,
+	prefix: &str,
+	files: &[OutputFile],
+	out: &Path,
+) -> Result<Vec<Fetched>, FetchError> {
 	fs::create_dir_all(out).map_err(|e| FetchError::Local(format!("{}: {e}", out.display())))?;
 	let mut fetched = Vec::new();
 	let mut refused = Vec::new();
-	for file in &files {
+	for file in files {
 		let path = String::from_utf8_lossy(&file.path).into_owned();
 		let target: PathBuf = out.join(&path);
-		match download(&format!("{base}/files/{path}"), &target, file) {
+		match download(source, &format!("{prefix}/{path}"), &target, file) {
 			Ok(()) => fetched.push(Fetched { path, size: file.size }),
 			Err(Download::Mismatch(why)) => {
 				let _ = fs::remove_file(&target);
@@ -99,13 +221,13 @@ pub fn fetch(
 			}
 			Err(Download::Failed(why)) => {
 				let _ = fs::remove_file(&target);
-				return Err(FetchError::Provider(format!("{path}: {why}")));
+				return Err(why);
 			}
 		}
 	}
 	if !refused.is_empty() {
 		return Err(FetchError::Mismatch(format!(
-			"deleted {} file(s) that do not match the signed output root: {}",
+			"deleted {} file(s) that do not match what was signed: {}",
 			refused.len(),
 			refused.join("; ")
 		)));
@@ -115,27 +237,35 @@ pub fn fetch(
 
 enum Download {
 	Mismatch(String),
-	Failed(String),
+	Failed(FetchError),
 }
 
-fn download(url: &str, target: &Path, expected: &OutputFile) -> Result<(), Download> {
+fn download(
+	source: &Source,
+	path: &str,
+	target: &Path,
+	expected: &OutputFile,
+) -> Result<(), Download> {
+	let local = |e: std::io::Error| Download::Failed(FetchError::Local(e.to_string()));
 	if let Some(parent) = target.parent() {
-		fs::create_dir_all(parent).map_err(|e| Download::Failed(e.to_string()))?;
+		fs::create_dir_all(parent).map_err(local)?;
 	}
-	let response = ureq::get(url).call().map_err(|e| Download::Failed(e.to_string()))?;
+	let response = source.get(path).map_err(Download::Failed)?;
 	// Never read more than the manifest promised (plus one byte, to notice more).
 	let mut body = response.into_reader().take(expected.size + 1);
-	let mut file = fs::File::create(target).map_err(|e| Download::Failed(e.to_string()))?;
+	let mut file = fs::File::create(target).map_err(local)?;
 	let mut hasher = blake2b_simd::Params::new().hash_length(32).to_state();
 	let mut size = 0u64;
 	let mut buffer = vec![0u8; 64 * 1024];
 	loop {
-		let n = body.read(&mut buffer).map_err(|e| Download::Failed(e.to_string()))?;
+		let n = body
+			.read(&mut buffer)
+			.map_err(|e| Download::Failed(FetchError::Provider(format!("{path}: {e}"))))?;
 		if n == 0 {
 			break;
 		}
 		hasher.update(&buffer[..n]);
-		file.write_all(&buffer[..n]).map_err(|e| Download::Failed(e.to_string()))?;
+		file.write_all(&buffer[..n]).map_err(local)?;
 		size += n as u64;
 	}
 	if size != expected.size {

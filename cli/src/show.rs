@@ -251,7 +251,10 @@ pub fn provider(who: &AccountId, p: &ProviderRecord, as_json: bool) {
 			"endpoint": text(&p.endpoint.0),
 			"region": text(&p.region),
 			"status": format!("{:?}", p.status),
-			"worker_key": hex(&p.worker_key),
+			"workers": p.workers.0.iter().map(|w| json!({
+				"key": hex(&w.key),
+				"devices": w.devices.0.iter().map(|d| hex(d)).collect::<Vec<_>>(),
+			})).collect::<Vec<_>>(),
 			"deposit": p.deposit,
 			"active_leases": p.active_leases,
 			"completed": p.reputation.completed,
@@ -264,7 +267,9 @@ pub fn provider(who: &AccountId, p: &ProviderRecord, as_json: bool) {
 	println!("status           {:?}", p.status);
 	println!("endpoint         {}", text(&p.endpoint.0));
 	println!("region           {}", text(&p.region));
-	println!("worker key       {}", hex(&p.worker_key));
+	for worker in &p.workers.0 {
+		println!("worker key       {} ({} GPU(s))", hex(&worker.key), worker.devices.0.len());
+	}
 	println!("active leases    {}", p.active_leases);
 	println!(
 		"record           {} completed, {} failed, {} slashed, {} no-shows",

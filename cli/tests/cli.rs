@@ -86,7 +86,7 @@ fn without_a_node_the_cli_says_so_and_exits_3() -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn buyer_and_provider_commands_against_a_dev_node() -> Result<()> {
-	let mut node = TestNode::dev()?;
+	let node = TestNode::dev()?;
 	let client_ready = node.client(STARTUP).await?;
 	drop(client_ready);
 	let url = node.ws_url();
@@ -228,7 +228,7 @@ uuid = "GPU-dave-0"
 	let gpus: Vec<_> = record.hardware.gpus.0.iter().map(|gpu| &gpu.0).collect();
 	assert_eq!(gpus.len(), 2);
 	assert_eq!(gpus[0].model.to_vec(), b"NVIDIA H200");
-	assert_eq!(gpus[0].vram_mib, 143_771);
+	assert_eq!(gpus[0].vram_mib, 143_155);
 	assert_eq!(gpus[0].interface, stint_primitives::GpuInterface::Sxm);
 	assert_eq!(gpus[0].uuid_hash, stint_primitives::device_id(&stint_e2e::stand_in_uuid(0)));
 	assert_eq!(
@@ -251,21 +251,47 @@ uuid = "GPU-dave-0"
 	Ok(())
 }
 
-/// A stand-in for a provider worker's result endpoint: serves a manifest and files for lease 0
-/// from a shared map, over plain HTTP on a free loopback port.
+/// What the stand-in provider serves for lease 0.
+#[derive(Clone, Default)]
+struct Served {
+	/// `(path, served content, content the manifest describes)`.
+	files: Vec<(String, Vec<u8>, Vec<u8>)>,
+	receipt: Vec<u8>,
+	stdout: Vec<u8>,
+	stderr: Vec<u8>,
+}
+
+/// A stand-in for a provider worker's result endpoint, over plain HTTP on a free loopback port:
+/// serves lease 0's outputs, receipt and logs to its buyer only, checking every request's
+/// `x-stint-fetch-auth` exactly as a provider must (`SignedFetchAuth::check`).
 struct Outputs {
-	files: std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<u8>, Vec<u8>)>>>,
+	served: std::sync::Arc<std::sync::Mutex<Served>>,
 	port: u16,
 }
 
+fn manifest(files: &[(&str, &[u8])]) -> Vec<u8> {
+	let listed: Vec<_> = files
+		.iter()
+		.map(|(p, content)| {
+			serde_json::json!({
+				"path": p,
+				"size": content.len(),
+				"blake2_256": format!("0x{}", hex(&stint_primitives::blake2_256(content))),
+			})
+		})
+		.collect();
+	serde_json::json!({ "files": listed }).to_string().into_bytes()
+}
+
 impl Outputs {
-	/// Serves `(path, served content, content the manifest describes)` triples.
-	fn start(files: Vec<(String, Vec<u8>, Vec<u8>)>) -> Result<Self> {
+	fn start(served: Served, genesis: [u8; 32], buyer: [u8; 32]) -> Result<Self> {
 		use std::io::{BufRead, BufReader, Write};
+		use stint_primitives::{SignedFetchAuth, FETCH_AUTH_HEADER};
 		let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 		let port = listener.local_addr()?.port();
-		let files = std::sync::Arc::new(std::sync::Mutex::new(files));
-		let shared = files.clone();
+		let served = std::sync::Arc::new(std::sync::Mutex::new(served));
+		let shared = served.clone();
+		let buyer = polkadot_sdk_sr25519(buyer);
 		std::thread::spawn(move || {
 			for stream in listener.incoming().flatten() {
 				let mut reader = BufReader::new(&stream);
@@ -273,49 +299,83 @@ impl Outputs {
 				if reader.read_line(&mut request).is_err() {
 					continue;
 				}
+				let mut auth = None;
 				let mut header = String::new();
 				while reader.read_line(&mut header).map(|n| n > 2).unwrap_or(false) {
+					if let Some((name, value)) = header.split_once(':') {
+						if name.trim().eq_ignore_ascii_case(FETCH_AUTH_HEADER) {
+							auth = Some(value.trim().to_string());
+						}
+					}
 					header.clear();
 				}
-				let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
-				let files = shared.lock().unwrap().clone();
-				let body: Option<Vec<u8>> = if path == "/leases/0/manifest" {
-					let listed: Vec<_> = files
-						.iter()
-						.map(|(p, _, described)| {
-							serde_json::json!({
-								"path": p,
-								"size": described.len(),
-								"blake2_256": format!("0x{}", hex(&stint_primitives::blake2_256(described))),
-							})
-						})
-						.collect();
-					Some(serde_json::json!({ "files": listed }).to_string().into_bytes())
-				} else {
-					path.strip_prefix("/leases/0/files/").and_then(|p| {
-						files
+				let target = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+				let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+				let now = std::time::SystemTime::now()
+					.duration_since(std::time::UNIX_EPOCH)
+					.unwrap()
+					.as_secs();
+				let refusal = match auth.as_deref().map(SignedFetchAuth::from_header) {
+					None => Some("no fetch authorisation".to_string()),
+					Some(Err(e)) => Some(e.to_string()),
+					Some(Ok(signed)) => {
+						signed.check(&genesis, 0, &buyer, now).err().map(|e| e.to_string())
+					}
+				};
+				let served = shared.lock().unwrap().clone();
+				let log = |name: &str| match name {
+					"stdout" => Some(served.stdout.clone()),
+					"stderr" => Some(served.stderr.clone()),
+					_ => None,
+				};
+				let body: Option<Vec<u8>> = match path {
+					"/leases/0/manifest" => {
+						let files: Vec<(&str, &[u8])> = served
+							.files
 							.iter()
-							.find(|(name, _, _)| name == p)
-							.map(|(_, served, _)| served.clone())
-					})
+							.map(|(p, _, d)| (p.as_str(), d.as_slice()))
+							.collect();
+						Some(manifest(&files))
+					}
+					"/leases/0/receipt" => Some(served.receipt.clone()),
+					"/leases/0/logs/manifest" => {
+						Some(manifest(&[("stdout", &served.stdout), ("stderr", &served.stderr)]))
+					}
+					_ => {
+						if let Some(p) = path.strip_prefix("/leases/0/files/") {
+							served.files.iter().find(|(name, _, _)| name == p).map(|f| f.1.clone())
+						} else if let Some(name) = path.strip_prefix("/leases/0/logs/files/") {
+							log(name)
+						} else if let Some(name) = path.strip_prefix("/leases/0/logs/") {
+							let offset: usize = query
+								.strip_prefix("offset=")
+								.and_then(|o| o.parse().ok())
+								.unwrap_or(0);
+							log(name).map(|l| l.get(offset..).unwrap_or_default().to_vec())
+						} else {
+							None
+						}
+					}
 				};
 				let mut stream = &stream;
-				let _ = match body {
-					Some(body) => {
-						let head = format!(
-							"HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-							body.len()
-						);
-						stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body))
-					}
-					None => stream.write_all(
-						b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-					),
+				let (status, body) = match (refusal, body) {
+					(Some(why), _) => ("401 Unauthorized", why.into_bytes()),
+					(None, Some(body)) => ("200 OK", body),
+					(None, None) => ("404 Not Found", Vec::new()),
 				};
+				let head = format!(
+					"HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+					body.len()
+				);
+				let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body));
 			}
 		});
-		Ok(Self { files, port })
+		Ok(Self { served, port })
 	}
+}
+
+fn polkadot_sdk_sr25519(raw: [u8; 32]) -> stint_primitives::WorkerKey {
+	stint_primitives::WorkerKey::from_raw(raw)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -323,23 +383,63 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn results_are_fetched_and_kept_only_when_they_match_the_signed_root() -> Result<()> {
+async fn results_and_logs_are_fetched_by_the_buyer_and_kept_only_when_they_match() -> Result<()> {
+	use codec::Encode;
 	use stint_client::{runtime, Static, Wait};
-	use stint_primitives::{output_root, OutputFile, Report, ReportKind, ResultCommitment};
+	use stint_primitives::{
+		output_root, ExecutionReceipt, ExecutorKind, Instant, OutputFile, Report, ReportKind,
+		ResultCommitment, StopReason, RECEIPT_DOMAIN,
+	};
 
-	let mut node = TestNode::dev()?;
+	let node = TestNode::dev()?;
 	drop(node.client(STARTUP).await?);
 	let url = node.ws_url();
 	let client = Client::connect(&url).await?;
 	let dir = tempfile::tempdir()?;
+	let as_file = |p: &str, c: &[u8]| OutputFile {
+		path: p.as_bytes().to_vec(),
+		size: c.len() as u64,
+		content_hash: stint_primitives::blake2_256(c),
+	};
 	let files: Vec<(String, Vec<u8>)> = vec![
 		("model/weights.bin".into(), vec![7u8; 100_000]),
 		("log.txt".into(), b"epoch 3: loss 0.01\n".to_vec()),
 	];
-	let outputs =
-		Outputs::start(files.iter().map(|(p, c)| (p.clone(), c.clone(), c.clone())).collect())?;
+	let (stdout, stderr) = (b"training\nepoch 1\nepoch 2\n".to_vec(), b"warning: slow\n".to_vec());
+	let root = output_root(&files.iter().map(|(p, c)| as_file(p, c)).collect::<Vec<_>>());
+	let image_digest = stint_primitives::image_digest(
+		b"x@sha256:5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
+	)
+	.unwrap();
+	let receipt = ExecutionReceipt {
+		domain: RECEIPT_DOMAIN,
+		genesis_hash: client.genesis_hash(),
+		lease: 0,
+		kind: ReportKind::Final,
+		image_digest,
+		executor: ExecutorKind::Docker,
+		devices: vec![stint_primitives::device_id("GPU-eve-0")],
+		started: Instant { block: 5, unix_ms: 1_700_000_000_000 },
+		ended: Instant { block: 50, unix_ms: 1_700_000_600_000 },
+		exit_code: 0,
+		stop_reason: StopReason::Exited,
+		gpu_seconds: 600,
+		logs_root: output_root(&[as_file("stdout", &stdout), as_file("stderr", &stderr)]),
+		output_root: root,
+		input_hashes: vec![],
+		worker_version: b"stint-worker 0.1.0".to_vec(),
+	};
+	let served = Served {
+		files: files.iter().map(|(p, c)| (p.clone(), c.clone(), c.clone())).collect(),
+		receipt: receipt.encode(),
+		stdout: stdout.clone(),
+		stderr: stderr.clone(),
+	};
+	let alice = stint_client::keypair("//Alice")?.public_key().0;
+	let outputs = Outputs::start(served, client.genesis_hash(), alice)?;
 
-	// Eve points her endpoint at the outputs server (same hardware as at genesis).
+	// Eve points her endpoint at the outputs server (same hardware as at genesis), in one
+	// transaction.
 	let eve_file = dir.path().join("eve.toml");
 	let mut eve = format!(
 		"name = \"eve-gpus\"\nendpoint = \"http://127.0.0.1:{}\"\nregion = \"DE\"\n\
@@ -355,68 +455,131 @@ async fn results_are_fetched_and_kept_only_when_they_match_the_signed_root() -> 
 		);
 	}
 	std::fs::write(&eve_file, eve)?;
-	expect(&url, &["--key", "//Eve", "provider", "update", eve_file.to_str().unwrap()], 0)?;
+	let run =
+		expect(&url, &["--key", "//Eve", "provider", "update", eve_file.to_str().unwrap()], 0)?;
+	assert!(run.stdout.contains("Utility.BatchCompleted"), "{}", run.stdout);
+	assert!(run.stdout.contains("Providers.InfoUpdated"), "{}", run.stdout);
+	assert!(run.stdout.contains("Providers.HardwareUpdated"), "{}", run.stdout);
 
-	// A lease: order, bid, accept, ack.
+	// A lease: order, bid, accept, and an ack by Eve's worker key.
 	let job = job_file(dir.path(), "job.toml", false, Some(100))?;
 	expect(&url, &["--key", "//Alice", "order", "create", &job], 0)?;
-	expect(&url, &["--key", "//Eve", "bid", "place", "0", "--price", "0.5"], 0)?;
+	expect(&url, &["--key", "//Eve//stash", "bid", "place", "0", "--price", "0.5"], 0)?;
 	expect(&url, &["--key", "//Alice", "order", "accept", "0", EVE], 0)?;
-	expect(&url, &["--key", "//Eve", "lease", "ack", "0"], 0)?;
-	// No result yet: nothing to fetch.
+	expect(&url, &["--key", "//Eve//stash", "lease", "ack", "0"], 0)?;
+	// No result yet: nothing to fetch; the logs so far are shown, unverified.
+	let early = dir.path().join("early");
 	expect(
 		&url,
-		&["results", "fetch", "0", "--out", dir.path().join("early").to_str().unwrap()],
+		&["--key", "//Alice", "results", "fetch", "0", "--out", early.to_str().unwrap()],
 		7,
 	)?;
-
-	// Eve's worker signs the result over the files it serves; Bob sends it.
-	let root = output_root(
-		&files
-			.iter()
-			.map(|(p, c)| OutputFile {
-				path: p.clone().into_bytes(),
-				size: c.len() as u64,
-				content_hash: stint_primitives::blake2_256(c),
-			})
-			.collect::<Vec<_>>(),
+	let run = expect(&url, &["--key", "//Alice", "lease", "logs", "0"], 0)?;
+	assert_eq!(run.stdout, "training\nepoch 1\nepoch 2\n");
+	assert!(
+		run.stderr.contains("warning: slow") && run.stderr.contains("not verified"),
+		"{}",
+		run.stderr
 	);
+
+	// Eve's worker signs the result over the files it serves and its receipt; Bob sends it.
 	let commitment = ResultCommitment {
 		output_root: root,
-		receipt_hash: [2; 32],
+		receipt_hash: receipt.hash(),
 		exit_code: 0,
 		gpu_seconds: 600,
-		image_digest: stint_primitives::image_digest(
-			b"x@sha256:5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
-		)
-		.unwrap(),
+		image_digest,
 	};
 	let report = Report::new(client.genesis_hash(), 0, ReportKind::Final, commitment);
 	let signature = stint_client::keypair("//Eve//stash")?.sign(&report.signing_bytes());
 	let call = runtime::tx().leases().submit_result(0, Static(commitment), signature.0);
 	client.submit(&call, &stint_client::keypair("//Bob")?, Wait::Finalized, |_| {}).await?;
 
-	// The outputs come down and match.
+	// Only the buyer's live, signed request is served: unsigned, expired and another key's are
+	// refused by the provider (exit 10), and nothing is written.
+	let refused = dir.path().join("refused");
+	let out = refused.to_str().unwrap();
+	let run = expect(&url, &["results", "fetch", "0", "--out", out], 10)?;
+	assert!(run.stderr.contains("no fetch authorisation"), "{}", run.stderr);
+	let run = expect(
+		&url,
+		&["--key", "//Alice", "results", "fetch", "0", "--out", out, "--valid-for", "0"],
+		10,
+	)?;
+	assert!(run.stderr.contains("expired"), "{}", run.stderr);
+	let run = expect(&url, &["--key", "//Bob", "results", "fetch", "0", "--out", out], 10)?;
+	assert!(run.stderr.contains("not signed by the lease's buyer"), "{}", run.stderr);
+	assert!(!refused.exists());
+
+	// The buyer's: outputs, receipt and logs come down and match.
 	let good = dir.path().join("good");
-	let run = expect(&url, &["results", "fetch", "0", "--out", good.to_str().unwrap()], 0)?;
-	assert!(run.stdout.contains("2 file(s) match the output root"), "{}", run.stdout);
-	assert_eq!(std::fs::read(good.join("model/weights.bin"))?, files[0].1);
-	assert_eq!(std::fs::read(good.join("log.txt"))?, files[1].1);
+	let run = expect(
+		&url,
+		&["--key", "//Alice", "results", "fetch", "0", "--out", good.to_str().unwrap()],
+		0,
+	)?;
+	assert!(run.stdout.contains("2 output file(s) match the output root"), "{}", run.stdout);
+	assert_eq!(std::fs::read(good.join("outputs/model/weights.bin"))?, files[0].1);
+	assert_eq!(std::fs::read(good.join("outputs/log.txt"))?, files[1].1);
+	assert_eq!(std::fs::read(good.join("logs/stdout"))?, stdout);
+	assert_eq!(std::fs::read(good.join("receipt.scale"))?, receipt.encode());
+	let json: serde_json::Value =
+		serde_json::from_slice(&std::fs::read(good.join("receipt.json"))?)?;
+	assert_eq!(json["gpu_seconds"], 600);
+	let run = expect(&url, &["--key", "//Alice", "lease", "logs", "0", "--follow"], 0)?;
+	assert_eq!(run.stdout, "training\nepoch 1\nepoch 2\n");
+	assert!(run.stderr.contains("verified against its signed receipt"), "{}", run.stderr);
+
+	// Logs served differently from what the receipt commits to are refused.
+	outputs.served.lock().unwrap().stdout = b"training\nepoch 1\n".to_vec();
+	let run = expect(&url, &["--key", "//Alice", "lease", "logs", "0"], 8)?;
+	assert!(run.stderr.contains("do not match"), "{}", run.stderr);
+	let logs = dir.path().join("logs");
+	expect(
+		&url,
+		&["--key", "//Alice", "results", "fetch", "0", "--out", logs.to_str().unwrap()],
+		8,
+	)?;
+	outputs.served.lock().unwrap().stdout = stdout.clone();
+
+	// A receipt that is not the one signed is refused.
+	outputs.served.lock().unwrap().receipt[60] ^= 1;
+	let run = expect(
+		&url,
+		&[
+			"--key",
+			"//Alice",
+			"results",
+			"fetch",
+			"0",
+			"--out",
+			dir.path().join("r").to_str().unwrap(),
+		],
+		8,
+	)?;
+	assert!(run.stderr.contains("receipt_hash"), "{}", run.stderr);
+	outputs.served.lock().unwrap().receipt = receipt.encode();
 
 	// A file served differently from what was signed is deleted, and the exit code says so.
-	outputs.files.lock().unwrap()[1].1 = b"epoch 3: loss 9.99\n".to_vec();
+	outputs.served.lock().unwrap().files[1].1 = b"epoch 3: loss 9.99\n".to_vec();
 	let bad = dir.path().join("bad");
-	let run = expect(&url, &["results", "fetch", "0", "--out", bad.to_str().unwrap()], 8)?;
+	let run = expect(
+		&url,
+		&["--key", "//Alice", "results", "fetch", "0", "--out", bad.to_str().unwrap()],
+		8,
+	)?;
 	assert!(run.stderr.contains("log.txt"), "{}", run.stderr);
-	assert!(!bad.join("log.txt").exists(), "the mismatching file was deleted");
+	assert!(!bad.join("outputs/log.txt").exists(), "the mismatching file was deleted");
 
 	// A manifest that does not match the root: nothing is downloaded at all.
-	{
-		let mut served = outputs.files.lock().unwrap();
-		served[1] = ("log.txt".into(), b"other".to_vec(), b"other".to_vec());
-	}
+	outputs.served.lock().unwrap().files[1] =
+		("log.txt".into(), b"other".to_vec(), b"other".to_vec());
 	let none = dir.path().join("none");
-	let run = expect(&url, &["results", "fetch", "0", "--out", none.to_str().unwrap()], 8)?;
+	let run = expect(
+		&url,
+		&["--key", "//Alice", "results", "fetch", "0", "--out", none.to_str().unwrap()],
+		8,
+	)?;
 	assert!(run.stderr.contains("nothing downloaded"), "{}", run.stderr);
 	assert!(!none.exists());
 	Ok(())
@@ -424,7 +587,7 @@ async fn results_are_fetched_and_kept_only_when_they_match_the_signed_root() -> 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
-	let mut node = TestNode::dev()?;
+	let node = TestNode::dev()?;
 	drop(node.client(STARTUP).await?);
 	let url = node.ws_url();
 	let client = Client::connect(&url).await?;
@@ -484,7 +647,46 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "0x1234"], 4)?;
 	expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "//Ferdie//worker2"], 0)?;
 	let rotated = stint_client::keypair("//Ferdie//worker2")?.public_key().0;
-	assert_eq!(client.provider(&ferdie).await?.context("Ferdie")?.worker_key, rotated);
+	let workers = client.provider(&ferdie).await?.context("Ferdie")?.workers.0;
+	assert_eq!(workers.iter().map(|w| w.key).collect::<Vec<_>>(), vec![rotated]);
+	// A second machine: its own worker key for the second GPU; rotating now needs --from.
+	let second = stint_client::keypair("//Ferdie//machine2")?.public_key().0;
+	expect(
+		&url,
+		&[
+			"--key",
+			"//Ferdie",
+			"provider",
+			"bind-worker",
+			"//Ferdie//worker2",
+			"--devices",
+			"GPU-ferdie-0",
+		],
+		0,
+	)?;
+	expect(
+		&url,
+		&[
+			"--key",
+			"//Ferdie",
+			"provider",
+			"bind-worker",
+			"//Ferdie//machine2",
+			"--devices",
+			"GPU-ferdie-1",
+		],
+		0,
+	)?;
+	let run =
+		expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "//Ferdie//worker3"], 5)?;
+	assert!(run.stderr.contains("--from"), "{}", run.stderr);
+	let run =
+		expect(&url, &["--key", "//Ferdie", "provider", "unbind-worker", "//Ferdie//nobody"], 6)?;
+	assert!(run.stderr.contains("Providers.UnknownWorkerKey"), "{}", run.stderr);
+	expect(&url, &["--key", "//Ferdie", "provider", "unbind-worker", "//Ferdie//machine2"], 0)?;
+	let workers = client.provider(&ferdie).await?.context("Ferdie")?.workers.0;
+	assert_eq!(workers.iter().map(|w| w.key).collect::<Vec<_>>(), vec![rotated]);
+	assert!(!workers.iter().any(|w| w.key == second));
 	let run = expect(&url, &["--key", "//Ferdie", "provider", "deregister"], 6)?;
 	assert!(run.stderr.contains("Providers.NotExiting"), "{}", run.stderr);
 	expect(&url, &["--key", "//Ferdie", "provider", "exit"], 0)?;

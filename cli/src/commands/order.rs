@@ -1,0 +1,79 @@
+//! `stint order`: buyers post, list, show, cancel orders and accept bids.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use stint_client::{parse_account, runtime, Error};
+
+use crate::{
+	ctx::{amount, read_file, Ctx, Fail, Outcome},
+	job, show,
+};
+
+#[derive(Subcommand)]
+pub enum OrderCmd {
+	/// Posts the order described by a TOML job file (see README.md).
+	Create {
+		file: PathBuf,
+		/// Escrow in STINT, overriding the file.
+		#[arg(long)]
+		deposit: Option<String>,
+	},
+	/// Open orders.
+	List {
+		#[arg(long, default_value_t = 50)]
+		limit: u32,
+	},
+	/// An order and its bids.
+	Show { order: u64 },
+	/// Cancels an open order: everything is refunded.
+	Cancel { order: u64 },
+	/// Accepts a provider's bid: the lease starts.
+	Accept { order: u64, provider: String },
+}
+
+pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
+	let tx = runtime::tx();
+	match cmd {
+		OrderCmd::Create { file, deposit } => {
+			let text = read_file(file)?;
+			let mut order =
+				job::parse(&text).map_err(|e| Fail::Input(format!("{}: {e}", file.display())))?;
+			if let Some(deposit) = deposit {
+				order.deposit = amount(deposit)?;
+			}
+			let call = tx.market().create_order(
+				stint_client::Static(order.spec),
+				order.terms,
+				order.deposit,
+			);
+			let included = ctx.send(&call).await?;
+			if let Some(created) = included.find_first::<runtime::market::events::OrderCreated>() {
+				if !ctx.json() {
+					println!("order {} created", created.order);
+				}
+			}
+		}
+		OrderCmd::List { limit } => {
+			let orders = ctx.client.open_orders(None, *limit).await?;
+			show::orders(&orders, ctx.json());
+		}
+		OrderCmd::Show { order } => {
+			let record = ctx
+				.client
+				.order(*order)
+				.await?
+				.ok_or_else(|| Error::NotFound(format!("order {order}")))?;
+			let bids = ctx.client.bids(*order).await?;
+			show::order(*order, &record, &bids, ctx.json());
+		}
+		OrderCmd::Cancel { order } => {
+			ctx.send(&tx.market().cancel_order(*order)).await?;
+		}
+		OrderCmd::Accept { order, provider } => {
+			let provider = parse_account(provider)?;
+			ctx.send(&tx.market().accept_bid(*order, provider)).await?;
+		}
+	}
+	Ok(())
+}
