@@ -14,7 +14,7 @@ int cuDeviceGet(int *dev, int ordinal) { if (ordinal < 0 || ordinal > 1) return 
 int cuDeviceGetName(char *name, int len, int dev) {
 	strncpy(name, dev == 0 ? "NVIDIA H200" : "NVIDIA H100 PCIe", len); return 0;
 }
-int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)(dev == 0 ? 143771 : 81559) << 20; return 0; }
+int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)(dev == 0 ? 143155 : 81559) << 20; return 0; }
 int cuDeviceGetAttribute(int *v, int attribute, int dev) {
 	if (attribute == 75) { *v = dev == 0 ? 9 : 8; return 0; }
 	if (attribute == 76) { *v = dev == 0 ? 0 : 9; return 0; }

@@ -26,7 +26,7 @@ fn probe_reads_every_gpu_the_driver_reports() {
 	let gpus = hardware["gpus"].as_array().unwrap();
 	assert_eq!(gpus.len(), 2);
 	assert_eq!(gpus[0]["model"], "NVIDIA H200");
-	assert_eq!(gpus[0]["vram_mib"], 143771);
+	assert_eq!(gpus[0]["vram_mib"], 143155);
 	assert_eq!(gpus[0]["compute_capability"], "9.0");
 	assert_eq!(gpus[0]["cuda_driver_version"], 12080);
 	assert_eq!(gpus[0]["interface"], "Sxm");
@@ -45,23 +45,36 @@ fn probe_reads_every_gpu_the_driver_reports() {
 }
 
 #[test]
-fn probe_says_why_when_there_is_no_gpu() {
+fn without_a_gpu_the_probe_prints_the_host_and_says_why() {
 	let dir = tempfile::tempdir().unwrap();
 	build_cuda_stand_in(dir.path()).unwrap();
-	let out = probe(dir.path(), "no-device", &[]);
-	assert_eq!(out.status.code(), Some(1));
-	assert!(out.stdout.is_empty());
+	let out = probe(dir.path(), "no-device", &["--json"]);
+	assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+	let hardware: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+	assert_eq!(hardware["gpus"], serde_json::json!([]));
+	assert!(hardware["cpu_cores"].as_u64().unwrap() >= 1);
+	assert!(hardware["ram_mib"].as_u64().unwrap() > 0);
 	assert_eq!(
 		String::from_utf8_lossy(&out.stderr),
-		"stint-worker: probe: the CUDA driver sees no GPU\n"
+		"stint-worker: probe: no GPU: the CUDA driver sees no GPU\n"
 	);
+
+	// --require-gpu turns the same reading into a failure, still saying why.
+	let out = probe(dir.path(), "no-device", &["--require-gpu"]);
+	assert_eq!(out.status.code(), Some(1));
+	assert!(String::from_utf8_lossy(&out.stderr).contains("the CUDA driver sees no GPU"));
 
 	// No driver library at all (unless this machine has a real one).
 	let empty = tempfile::tempdir().unwrap();
 	let out = probe(empty.path(), "", &[]);
-	if !out.status.success() {
-		let stderr = String::from_utf8_lossy(&out.stderr);
-		assert!(stderr.starts_with("stint-worker: probe: no CUDA driver"), "{stderr}");
-		assert!(!stderr.contains("panicked"), "{stderr}");
+	assert_eq!(out.status.code(), Some(0));
+	let text = String::from_utf8(out.stdout).unwrap();
+	assert!(text.starts_with("[hardware]\n"), "{text}");
+	let stderr = String::from_utf8_lossy(&out.stderr);
+	if !text.contains("[[hardware.gpus]]") {
+		assert!(stderr.starts_with("stint-worker: probe: no GPU: no CUDA driver"), "{stderr}");
 	}
+	assert!(!stderr.contains("panicked"), "{stderr}");
+	let out = probe(empty.path(), "", &["--require-gpu"]);
+	assert_eq!(out.status.code(), Some(if text.contains("[[hardware.gpus]]") { 0 } else { 1 }));
 }

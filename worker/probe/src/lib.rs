@@ -111,6 +111,25 @@ pub fn machine(scratch: &Path) -> Result<Hardware, ProbeError> {
 	Ok(Hardware { cpu_cores: host.cpu_cores, ram_mib: host.ram_mib, disk_gib: host.disk_gib, gpus })
 }
 
+/// The machine as far as it can be read: its host side always, and its GPUs when the driver sees
+/// any. Without a driver or a device the GPU list is empty and the reason comes back beside it; a
+/// driver that is there but fails, and a host that cannot be read, are errors.
+pub fn machine_or_host(scratch: &Path) -> Result<(Hardware, Option<GpuError>), ProbeError> {
+	let host = host::read(scratch).map_err(ProbeError::Host)?;
+	let (gpus, missing) = match gpus() {
+		Ok(gpus) => (gpus, None),
+		Err(why @ (GpuError::NoDriver | GpuError::NoDevice)) => (Vec::new(), Some(why)),
+		Err(failure) => return Err(ProbeError::Gpu(failure)),
+	};
+	let hardware = Hardware {
+		cpu_cores: host.cpu_cores,
+		ram_mib: host.ram_mib,
+		disk_gib: host.disk_gib,
+		gpus,
+	};
+	Ok((hardware, missing))
+}
+
 /// `hardware` as the provider file's `[hardware]` section.
 pub fn to_toml(hardware: &Hardware) -> String {
 	#[derive(Serialize)]
