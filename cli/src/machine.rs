@@ -17,8 +17,12 @@ pub struct ProviderFile {
 	/// Where buyers fetch results from.
 	pub endpoint: String,
 	pub region: String,
-	/// The worker's key: a secret URI (its public key is registered) or `0x` and 32 bytes.
+	/// The worker's key: a secret URI (its public key is registered and its consent signed
+	/// here) or `0x` and 32 bytes (then `worker_key_proof` gives its consent).
 	pub worker_key: String,
+	/// With a public `worker_key`: its consent to act for the provider, `0x` and 64 bytes
+	/// (`stint --key <worker key> provider key-proof <provider>`).
+	pub worker_key_proof: Option<String>,
 	/// Absent when the hardware comes from the probe (`--probe`).
 	pub hardware: Option<Hardware>,
 }
@@ -28,6 +32,8 @@ pub struct Provider {
 	pub info: ProviderInfo,
 	/// The worker's sr25519 public key.
 	pub worker_key: [u8; 32],
+	/// Its consent to act for the provider.
+	pub proof: [u8; 64],
 	pub hardware: HardwareSpec,
 }
 
@@ -54,8 +60,12 @@ pub enum Refusal {
 /// The file's provider with its hardware from `source`, checked.
 /// The file's own fields are checked before the probe runs, so a mistake in the file is named
 /// even on a machine without a GPU.
-pub fn provider(file: ProviderFile, source: HardwareSource) -> Result<Provider, Refusal> {
-	let (info, worker_key) = check_info(&file).map_err(Refusal::File)?;
+pub fn provider(
+	file: ProviderFile,
+	source: HardwareSource,
+	account: &stint_client::AccountId,
+) -> Result<Provider, Refusal> {
+	let (info, worker_key, proof) = check_info(&file, account).map_err(Refusal::File)?;
 	let hardware = match (file.hardware, source) {
 		(Some(hardware), HardwareSource::File) => hardware,
 		(None, HardwareSource::File) => {
@@ -75,23 +85,30 @@ pub fn provider(file: ProviderFile, source: HardwareSource) -> Result<Provider, 
 		}
 	};
 	let hardware = check_hardware(hardware).map_err(Refusal::File)?;
-	Ok(Provider { info, worker_key, hardware })
+	Ok(Provider { info, worker_key, proof, hardware })
 }
 
 /// The name, endpoint and region, and the worker key.
-fn check_info(file: &ProviderFile) -> Result<(ProviderInfo, [u8; 32]), String> {
+fn check_info(
+	file: &ProviderFile,
+	account: &stint_client::AccountId,
+) -> Result<(ProviderInfo, [u8; 32], [u8; 64]), String> {
 	let region: [u8; 2] =
 		file.region.as_bytes().try_into().ok().filter(is_valid_region).ok_or_else(|| {
 			format!("region: `{}` is not a two-letter upper-case code", file.region)
 		})?;
-	let worker_key =
-		stint_client::parse_worker_key(&file.worker_key).map_err(|e| format!("worker_key: {e}"))?;
+	let (worker_key, proof) = stint_client::worker_key_with_proof(
+		&file.worker_key,
+		file.worker_key_proof.as_deref(),
+		account,
+	)
+	.map_err(|e| format!("worker_key: {e}"))?;
 	let info = ProviderInfo {
 		name: file.name.clone().into_bytes(),
 		endpoint: file.endpoint.clone().into_bytes(),
 		region,
 	};
-	Ok((info, worker_key))
+	Ok((info, worker_key, proof))
 }
 
 fn check_hardware(hardware: Hardware) -> Result<HardwareSpec, String> {
@@ -141,7 +158,7 @@ worker_key = "//Dave//stash"
 "#;
 
 	fn refusal(text: &str, source: HardwareSource) -> String {
-		match provider(parse(text).unwrap(), source) {
+		match provider(parse(text).unwrap(), source, &stint_client::AccountId::from([0; 32])) {
 			Err(Refusal::File(why)) => format!("file: {why}"),
 			Err(Refusal::Probe(why)) => format!("probe: {why}"),
 			Ok(_) => "accepted".into(),
@@ -155,6 +172,9 @@ worker_key = "//Dave//stash"
 		assert!(refusal(&bad_region, HardwareSource::Probe(scratch)).starts_with("file: region"));
 		let bad_key = FILE.replace("//Dave//stash", "0x1234");
 		assert!(refusal(&bad_key, HardwareSource::Probe(scratch)).starts_with("file: worker_key"));
+		// A public key without its consent is refused, naming how to make one.
+		let public = FILE.replace("//Dave//stash", &format!("0x{}", "11".repeat(32)));
+		assert!(refusal(&public, HardwareSource::Probe(scratch)).contains("key-proof"));
 		assert!(refusal(FILE, HardwareSource::File).starts_with("file: hardware: missing"));
 		let with_hardware = format!(
 			"{FILE}[hardware]\ncpu_cores = 8\nram_mib = 1024\ndisk_gib = 10\n\n[[hardware.gpus]]\n\

@@ -680,6 +680,21 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	let run =
 		expect(&url, &["--key", "//Ferdie", "provider", "rotate-key", "//Ferdie//worker3"], 5)?;
 	assert!(run.stderr.contains("--from"), "{}", run.stderr);
+	// A key held elsewhere: its public key, and its consent made where it is.
+	let third = stint_client::keypair("//Ferdie//worker3")?.public_key().0;
+	let third_hex = format!("0x{}", hex(&third));
+	let ferdie_address = ferdie.to_string();
+	let args =
+		["--key", "//Ferdie", "provider", "rotate-key", &third_hex, "--from", "//Ferdie//worker2"];
+	let run = expect(&url, &args, 4)?;
+	assert!(run.stderr.contains("key-proof"), "{}", run.stderr);
+	let wrong = expect(&url, &["--key", "//Bob", "provider", "key-proof", &ferdie_address], 0)?;
+	let run = expect(&url, &[&args[..], &["--proof", wrong.stdout.trim()]].concat(), 6)?;
+	assert!(run.stderr.contains("Providers.BadWorkerKeyProof"), "{}", run.stderr);
+	let key_proof = ["--key", "//Ferdie//worker3", "provider", "key-proof", &ferdie_address];
+	let proof = expect(&url, &key_proof, 0)?;
+	expect(&url, &[&args[..], &["--proof", proof.stdout.trim()]].concat(), 0)?;
+	let rotated = third;
 	let run =
 		expect(&url, &["--key", "//Ferdie", "provider", "unbind-worker", "//Ferdie//nobody"], 6)?;
 	assert!(run.stderr.contains("Providers.UnknownWorkerKey"), "{}", run.stderr);

@@ -139,6 +139,40 @@ pub fn parse_worker_key(text: &str) -> Result<[u8; 32], Error> {
 	}
 }
 
+/// A worker key's consent to act for `provider`: its signature over
+/// [`stint_primitives::worker_proof_payload`] of the provider's account. The chain binds a worker
+/// key only with it.
+pub fn worker_proof(worker: &Keypair, provider: &AccountId) -> [u8; 64] {
+	worker.sign(&stint_primitives::worker_proof_payload(&provider.0)).0
+}
+
+/// A worker key and its consent to act for `provider`. `key` is a secret URI or key file (the
+/// consent is signed here), or `0x` and 32 bytes, whose consent `proof` (`0x` and 64 bytes)
+/// must then give: made where the key is, with `stint --key <worker key> provider key-proof
+/// <provider>`.
+pub fn worker_key_with_proof(
+	key: &str,
+	proof: Option<&str>,
+	provider: &AccountId,
+) -> Result<([u8; 32], [u8; 64]), Error> {
+	if !key.starts_with("0x") {
+		let pair = keypair(key)?;
+		return Ok((pair.public_key().0, worker_proof(&pair, provider)));
+	}
+	let public = parse_worker_key(key)?;
+	let proof = proof.ok_or_else(|| {
+		Error::Key(format!(
+			"{key} is a public key: give its consent to act for {provider} too (make it where the \
+			 key is, with `stint --key <worker key> provider key-proof {provider}`)"
+		))
+	})?;
+	let bytes = hex::decode(proof.strip_prefix("0x").unwrap_or(proof))
+		.ok()
+		.and_then(|b| <[u8; 64]>::try_from(b).ok())
+		.ok_or_else(|| Error::Key(format!("{proof} is not 64 bytes of hex")))?;
+	Ok((public, bytes))
+}
+
 /// Parses an SS58 address (or `0x` and 32 bytes of hex).
 pub fn parse_account(text: &str) -> Result<AccountId, Error> {
 	if text.starts_with("0x") {

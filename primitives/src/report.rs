@@ -98,6 +98,16 @@ impl Report {
 	}
 }
 
+/// Prefixes a worker key's proof of possession: `stint/worker/v1`.
+pub const WORKER_PROOF_DOMAIN: [u8; 15] = *b"stint/worker/v1";
+
+/// The bytes a worker key signs to agree to act for the provider whose account encodes (SCALE)
+/// to `provider`: `WORKER_PROOF_DOMAIN ‖ provider`. The registry binds a key only with this
+/// signature, so nobody can bind (and so squat) a key that is not theirs to bind.
+pub fn worker_proof_payload(provider: &[u8]) -> alloc::vec::Vec<u8> {
+	[&WORKER_PROOF_DOMAIN[..], provider].concat()
+}
+
 /// What a live lease's provider must do next, and by which block: read by the worker from the
 /// chain (`MarketApi::duties`), so that no worker computes a deadline from constants.
 #[derive(
@@ -143,6 +153,18 @@ mod tests {
 		assert_eq!(&bytes[..15], b"stint/report/v1");
 		assert_eq!(&bytes[15..47], &[7; 32]);
 		assert_eq!(&bytes[47..55], &9u64.to_le_bytes());
+	}
+
+	#[test]
+	fn a_worker_proof_is_the_tag_then_the_providers_account() {
+		let provider = [0x2a; 32];
+		let payload = worker_proof_payload(&provider);
+		assert_eq!(&payload[..15], b"stint/worker/v1");
+		assert_eq!(&payload[15..], &provider);
+		let pair = sr25519::Pair::from_seed(&[3; 32]);
+		let proof = pair.sign(&payload);
+		assert!(sr25519::Pair::verify(&proof, worker_proof_payload(&provider), &pair.public()));
+		assert!(!sr25519::Pair::verify(&proof, worker_proof_payload(&[0x2b; 32]), &pair.public()));
 	}
 
 	#[test]

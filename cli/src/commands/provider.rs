@@ -4,14 +4,14 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use stint_client::{
-	parse_worker_key,
+	parse_account, parse_worker_key,
 	runtime::{
 		self,
 		runtime_types::{
 			pallet_providers::pallet::Call as ProvidersCall, stint_runtime::RuntimeCall,
 		},
 	},
-	Error,
+	worker_key_with_proof, worker_proof, Error,
 };
 
 use crate::{
@@ -39,19 +39,32 @@ pub enum ProviderCmd {
 		#[command(flatten)]
 		probe: ProbeArgs,
 	},
-	/// Replaces a worker key by a new one (a secret URI or `0x` and 32 bytes), for the same GPUs.
+	/// Replaces a worker key by a new one (a secret URI, or `0x` and 32 bytes with --proof), for
+	/// the same GPUs.
 	RotateKey {
 		worker_key: String,
 		/// The key to replace; needed only when the provider has several worker keys.
 		#[arg(long)]
 		from: Option<String>,
+		/// A public key's consent to act for the signer (`provider key-proof`).
+		#[arg(long)]
+		proof: Option<String>,
 	},
-	/// Binds a worker key to GPUs of one machine (ids in hex, or GPU UUIDs): it then bids,
-	/// acknowledges and signs results for those GPUs only.
+	/// Binds a worker key (a secret URI, or `0x` and 32 bytes with --proof) to GPUs of one
+	/// machine (ids in hex, or GPU UUIDs): it then bids, acknowledges and signs results for those
+	/// GPUs only.
 	BindWorker {
 		worker_key: String,
 		#[arg(long, value_delimiter = ',', required = true)]
 		devices: Vec<String>,
+		/// A public key's consent to act for the signer (`provider key-proof`).
+		#[arg(long)]
+		proof: Option<String>,
+	},
+	/// Prints the signer's consent, as a worker key, to act for PROVIDER (run it where the
+	/// worker key is; the provider passes it as --proof or `worker_key_proof`).
+	KeyProof {
+		provider: String,
 	},
 	/// Unbinds a worker key: it acts for nobody from then on.
 	UnbindWorker {
@@ -75,7 +88,8 @@ pub struct ProbeArgs {
 	scratch: PathBuf,
 }
 
-fn provider_file(file: &PathBuf, probe: &ProbeArgs) -> Result<machine::Provider, Fail> {
+fn provider_file(ctx: &Ctx, file: &PathBuf, probe: &ProbeArgs) -> Result<machine::Provider, Fail> {
+	let account = ctx.account(&None)?;
 	let text = read_file(file)?;
 	let in_file = |e| Fail::Input(format!("{}: {e}", file.display()));
 	let parsed = machine::parse(&text).map_err(in_file)?;
@@ -83,7 +97,7 @@ fn provider_file(file: &PathBuf, probe: &ProbeArgs) -> Result<machine::Provider,
 		true => machine::HardwareSource::Probe(&probe.scratch),
 		false => machine::HardwareSource::File,
 	};
-	machine::provider(parsed, source).map_err(|refusal| match refusal {
+	machine::provider(parsed, source, &account).map_err(|refusal| match refusal {
 		machine::Refusal::File(e) => in_file(e),
 		machine::Refusal::Probe(e) => Fail::Probe(e),
 	})
@@ -102,13 +116,17 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 			show::provider(&who, &record, ctx.json());
 		}
 		ProviderCmd::Register { file, probe } => {
-			let provider = provider_file(file, probe)?;
-			let call =
-				tx.providers().register(provider.info, provider.worker_key, provider.hardware);
+			let provider = provider_file(ctx, file, probe)?;
+			let call = tx.providers().register(
+				provider.info,
+				provider.worker_key,
+				provider.hardware,
+				provider.proof,
+			);
 			ctx.send(&call).await?;
 		}
 		ProviderCmd::Update { file, probe } => {
-			let provider = provider_file(file, probe)?;
+			let provider = provider_file(ctx, file, probe)?;
 			// Both or neither: a batch that fails as a whole.
 			let calls = vec![
 				RuntimeCall::Providers(ProvidersCall::update_info { info: provider.info }),
@@ -118,12 +136,12 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 			];
 			ctx.send(&tx.utility().batch_all(calls)).await?;
 		}
-		ProviderCmd::RotateKey { worker_key, from } => {
-			let to = parse_worker_key(worker_key)?;
+		ProviderCmd::RotateKey { worker_key, from, proof } => {
+			let who = ctx.account(&None)?;
+			let (to, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who)?;
 			let from = match from {
 				Some(from) => parse_worker_key(from)?,
 				None => {
-					let who = ctx.account(&None)?;
 					let record = ctx
 						.client
 						.provider(&who)
@@ -141,12 +159,27 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 					}
 				}
 			};
-			ctx.send(&tx.providers().rotate_worker_key(from, to)).await?;
+			ctx.send(&tx.providers().rotate_worker_key(from, to, proof)).await?;
 		}
-		ProviderCmd::BindWorker { worker_key, devices } => {
-			let key = parse_worker_key(worker_key)?;
+		ProviderCmd::BindWorker { worker_key, devices, proof } => {
+			let who = ctx.account(&None)?;
+			let (key, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who)?;
 			let devices = devices.iter().map(|d| device(d)).collect::<Result<Vec<_>, _>>()?;
-			ctx.send(&tx.providers().bind_worker(key, devices)).await?;
+			ctx.send(&tx.providers().bind_worker(key, devices, proof)).await?;
+		}
+		ProviderCmd::KeyProof { provider } => {
+			let provider = parse_account(provider)?;
+			let worker = ctx.signer()?;
+			let proof = format!("0x{}", hex::encode(worker_proof(&worker, &provider)));
+			if ctx.json() {
+				show::json(&serde_json::json!({
+					"worker_key": format!("0x{}", hex::encode(worker.public_key().0)),
+					"provider": provider.to_string(),
+					"proof": proof,
+				}));
+			} else {
+				println!("{proof}");
+			}
 		}
 		ProviderCmd::UnbindWorker { worker_key } => {
 			let key = parse_worker_key(worker_key)?;

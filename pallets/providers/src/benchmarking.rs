@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 use codec::Encode;
 use frame::{
 	benchmarking::prelude::*,
+	deps::{sp_core::crypto::KeyTypeId, sp_io},
 	traits::fungible::{Inspect, Mutate},
 };
 use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
@@ -55,9 +56,21 @@ fn funded<T: Config>() -> T::AccountId {
 
 fn registered<T: Config>(gpus: u32) -> T::AccountId {
 	let who = funded::<T>();
-	Pallet::<T>::do_register(&who, info::<T>(), WorkerKey::from_raw([7; 32]), hardware(0, gpus))
+	let key = WorkerKey::from_raw([7; 32]);
+	Pallet::<T>::do_register(&who, info::<T>(), key, hardware(0, gpus), None)
 		.expect("benchmark provider registers");
 	who
+}
+
+/// The keystore's key type for the benchmarks' worker keys.
+const WORKER: KeyTypeId = KeyTypeId(*b"stwk");
+
+/// A new worker key (from the keystore) and its consent to act for `who`.
+fn worker<T: Config>(who: &T::AccountId) -> (WorkerKey, WorkerProof) {
+	let key = sp_io::crypto::sr25519_generate(WORKER, None);
+	let payload = stint_primitives::worker_proof_payload(&who.encode());
+	let proof = sp_io::crypto::sr25519_sign(WORKER, &key, &payload).expect("the keystore signs");
+	(key, proof)
 }
 
 #[benchmarks]
@@ -67,13 +80,9 @@ mod benches {
 	#[benchmark]
 	fn register(g: Linear<1, { T::MaxGpus::get() }>) {
 		let who = funded::<T>();
+		let (key, proof) = worker::<T>(&who);
 		#[extrinsic_call]
-		_(
-			RawOrigin::Signed(who.clone()),
-			info::<T>(),
-			WorkerKey::from_raw([7; 32]),
-			hardware(0, g),
-		);
+		_(RawOrigin::Signed(who.clone()), info::<T>(), key, hardware(0, g), proof);
 		assert!(Registry::<T>::contains_key(&who));
 	}
 
@@ -96,23 +105,24 @@ mod benches {
 	#[benchmark]
 	fn rotate_worker_key() {
 		let who = registered::<T>(1);
+		let (to, proof) = worker::<T>(&who);
 		#[extrinsic_call]
-		_(RawOrigin::Signed(who), WorkerKey::from_raw([7; 32]), WorkerKey::from_raw([8; 32]));
+		_(RawOrigin::Signed(who), WorkerKey::from_raw([7; 32]), to, proof);
 	}
 
 	/// A second worker for all but the first device: every device is looked at.
 	#[benchmark]
 	fn bind_worker(d: Linear<1, { T::MaxGpus::get() - 1 }>) {
 		let who = registered::<T>(d + 1);
-		Pallet::<T>::do_bind_worker(
-			&who,
-			WorkerKey::from_raw([7; 32]),
-			alloc::vec![gpu(0).uuid_hash],
-		)
-		.expect("the first worker keeps one device");
+		// The first worker keeps one device (its proof is not what is measured).
+		Registry::<T>::mutate(&who, |record| {
+			let record = record.as_mut().expect("registered");
+			record.workers[0].devices = alloc::vec![gpu(0).uuid_hash].try_into().expect("one");
+		});
 		let devices: alloc::vec::Vec<_> = (1..=d).map(|i| gpu(i).uuid_hash).collect();
+		let (second, proof) = worker::<T>(&who);
 		#[extrinsic_call]
-		_(RawOrigin::Signed(who.clone()), WorkerKey::from_raw([8; 32]), devices);
+		_(RawOrigin::Signed(who.clone()), second, devices, proof);
 		assert_eq!(Registry::<T>::get(&who).unwrap().workers.len(), 2);
 	}
 

@@ -3,9 +3,10 @@
 use crate::{
 	asset, BalanceOf, CommittedDevices, Config, DeviceOwners, Error, Event, Hardware, HardwareOf,
 	HardwareSpec, Pallet, ProviderCount, ProviderInfo, ProviderRecordOf, ProviderStatus, Registry,
-	Reputation, Worker, WorkerAccounts, WorkerOf,
+	Reputation, Worker, WorkerAccounts, WorkerOf, WorkerProof,
 };
 use alloc::{collections::BTreeSet, vec::Vec};
+use codec::Encode;
 use frame::{prelude::*, traits::Convert};
 use stint_primitives::{is_valid_region, DeviceId, WorkerKey};
 
@@ -22,11 +23,15 @@ impl<T: Config> Pallet<T> {
 		info: ProviderInfo,
 		worker_key: WorkerKey,
 		hardware: HardwareSpec,
+		proof: Option<&WorkerProof>,
 	) -> DispatchResult {
 		ensure!(!Registry::<T>::contains_key(who), Error::<T>::AlreadyRegistered);
 		ensure!(!WorkerAccounts::<T>::contains_key(who), Error::<T>::AccountIsWorkerKey);
 		let (name, endpoint, region) = Self::check_info(info)?;
 		Self::check_new_worker_key(who, &worker_key)?;
+		if let Some(proof) = proof {
+			Self::check_proof(who, &worker_key, proof)?;
+		}
 		let hardware = Self::check_hardware(who, hardware)?;
 
 		let deposit = Self::deposit_for(&hardware);
@@ -124,6 +129,7 @@ impl<T: Config> Pallet<T> {
 		who: &T::AccountId,
 		from: WorkerKey,
 		to: WorkerKey,
+		proof: &WorkerProof,
 	) -> DispatchResult {
 		let mut record = Self::record(who)?;
 		let index = record
@@ -132,6 +138,7 @@ impl<T: Config> Pallet<T> {
 			.position(|worker| worker.key == from)
 			.ok_or(Error::<T>::UnknownWorkerKey)?;
 		Self::check_new_worker_key(who, &to)?;
+		Self::check_proof(who, &to, proof)?;
 		record.workers[index].key = to;
 		WorkerAccounts::<T>::remove(Self::worker_account(&from));
 		WorkerAccounts::<T>::insert(Self::worker_account(&to), (who.clone(), to));
@@ -144,6 +151,7 @@ impl<T: Config> Pallet<T> {
 		who: &T::AccountId,
 		worker_key: WorkerKey,
 		devices: Vec<DeviceId>,
+		proof: &WorkerProof,
 	) -> DispatchResult {
 		let mut record = Self::record(who)?;
 		ensure!(!devices.is_empty(), Error::<T>::NoDevicesOffered);
@@ -153,6 +161,7 @@ impl<T: Config> Pallet<T> {
 		if existing.is_none() {
 			Self::check_new_worker_key(who, &worker_key)?;
 		}
+		Self::check_proof(who, &worker_key, proof)?;
 		let mut seen = BTreeSet::new();
 		for device in &devices {
 			ensure!(seen.insert(*device), Error::<T>::DuplicateDevice);
@@ -305,6 +314,17 @@ impl<T: Config> Pallet<T> {
 	/// The account `key` signs transactions as.
 	pub(crate) fn worker_account(key: &WorkerKey) -> T::AccountId {
 		T::WorkerAccount::convert(*key)
+	}
+
+	/// `proof` is `key`'s signature over its consent to act for `who`: nobody binds (and so
+	/// squats) a key they do not hold.
+	fn check_proof(who: &T::AccountId, key: &WorkerKey, proof: &WorkerProof) -> DispatchResult {
+		let payload = stint_primitives::worker_proof_payload(&who.encode());
+		ensure!(
+			frame::deps::sp_io::crypto::sr25519_verify(proof, &payload, key),
+			Error::<T>::BadWorkerKeyProof
+		);
+		Ok(())
 	}
 
 	/// A key that may become one of `who`'s worker keys: not its own account, bound by nobody,

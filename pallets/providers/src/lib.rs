@@ -26,6 +26,10 @@ use frame::{
 	traits::{fungible, Convert},
 };
 
+/// A worker key's signature over [`stint_primitives::worker_proof_payload`] of its provider's
+/// account: its consent to act for that provider.
+pub type WorkerProof = frame::deps::sp_core::sr25519::Signature;
+
 /// The balance type of the currency the deposit is held in.
 pub type BalanceOf<T> =
 	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
@@ -282,6 +286,8 @@ pub mod pallet {
 		NotThisWorker,
 		/// The devices are not all bound to one worker key (one machine).
 		DevicesNotOnOneWorker,
+		/// The proof is not the worker key's signature over its consent to act for the signer.
+		BadWorkerKeyProof,
 		/// No GPU in the inventory.
 		NoGpus,
 		/// More GPUs than `MaxGpus`.
@@ -349,7 +355,8 @@ pub mod pallet {
 	impl<T: Config> BuildGenesisConfig for GenesisConfig<T> {
 		fn build(&self) {
 			for (who, info, worker_key, hardware) in &self.providers {
-				Pallet::<T>::do_register(who, info.clone(), *worker_key, hardware.clone())
+				// Genesis is trusted: its keys need no proof.
+				Pallet::<T>::do_register(who, info.clone(), *worker_key, hardware.clone(), None)
 					.expect("genesis providers must be valid and able to pay their deposit");
 			}
 		}
@@ -366,7 +373,8 @@ pub mod pallet {
 	#[pallet::call(weight(<T as Config>::WeightInfo))]
 	impl<T: Config> Pallet<T> {
 		/// Registers the signer as a provider with its machine's `hardware`, the `worker_key` its
-		/// worker signs with, and a name, endpoint and region. Holds the registration deposit.
+		/// worker signs with (`proof`: the key's signature over its consent to act for the
+		/// signer), and a name, endpoint and region. Holds the registration deposit.
 		#[pallet::call_index(0)]
 		#[pallet::weight(T::WeightInfo::register(hardware.gpus.len() as u32))]
 		pub fn register(
@@ -374,9 +382,10 @@ pub mod pallet {
 			info: ProviderInfo,
 			worker_key: WorkerKey,
 			hardware: HardwareSpec,
+			proof: WorkerProof,
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_register(&who, info, worker_key, hardware)
+			Self::do_register(&who, info, worker_key, hardware, Some(&proof))
 		}
 
 		/// Changes the signer's name, endpoint and region.
@@ -395,16 +404,18 @@ pub mod pallet {
 			Self::do_update_hardware(&who, hardware)
 		}
 
-		/// Replaces the signer's worker key `from` by `to`, for the same devices: `from` no
-		/// longer acts for the signer, `to` does (results of running leases included).
+		/// Replaces the signer's worker key `from` by `to` (`proof`: `to`'s signature over its
+		/// consent to act for the signer), for the same devices: `from` no longer acts for the
+		/// signer, `to` does (results of running leases included).
 		#[pallet::call_index(3)]
 		pub fn rotate_worker_key(
 			origin: OriginFor<T>,
 			from: WorkerKey,
 			to: WorkerKey,
+			proof: WorkerProof,
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_rotate_worker_key(&who, from, to)
+			Self::do_rotate_worker_key(&who, from, to, &proof)
 		}
 
 		/// Stops the signer from getting new leases; running leases go on.
@@ -440,16 +451,18 @@ pub mod pallet {
 		/// Binds `worker_key` to `devices` of the signer (one machine): a new worker, or new
 		/// devices for one it has. The key then bids with, acknowledges, gives notice on and signs
 		/// results for leases on those devices only. Devices that change hands must not be
-		/// committed to a lease.
+		/// committed to a lease. `proof`: the key's signature over its consent to act for the
+		/// signer.
 		#[pallet::call_index(8)]
 		#[pallet::weight(T::WeightInfo::bind_worker(devices.len() as u32))]
 		pub fn bind_worker(
 			origin: OriginFor<T>,
 			worker_key: WorkerKey,
 			devices: Vec<DeviceId>,
+			proof: WorkerProof,
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_bind_worker(&who, worker_key, devices)
+			Self::do_bind_worker(&who, worker_key, devices, &proof)
 		}
 
 		/// Unbinds the signer's `worker_key`: it acts for nobody from now on. Refused while a

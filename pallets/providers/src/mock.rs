@@ -3,6 +3,10 @@
 use crate::{self as pallet_providers, *};
 use frame::{runtime::prelude::*, testing_prelude::*, traits::Convert};
 use polkadot_sdk::pallet_balances;
+use polkadot_sdk::{
+	sp_core::{sr25519, Pair},
+	sp_keystore,
+};
 use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
 
 pub type Balance = u64;
@@ -69,12 +73,25 @@ impl Convert<WorkerKey, u64> for WorkerAccount {
 	}
 }
 
-/// The worker key whose account is `who`.
-pub fn key_of(who: u64) -> WorkerKey {
-	let mut raw = [0u8; 32];
-	raw[..8].copy_from_slice(&who.to_le_bytes());
-	raw[31] = 0xee;
-	WorkerKey::from_raw(raw)
+/// The worker key pair number `seed`.
+pub fn pair(seed: u8) -> sr25519::Pair {
+	sr25519::Pair::from_seed(&[seed; 32])
+}
+
+/// The worker key number `seed`.
+pub fn worker_key(seed: u8) -> WorkerKey {
+	pair(seed).public()
+}
+
+/// The account worker key `seed` signs transactions as.
+pub fn worker_account(seed: u8) -> u64 {
+	WorkerAccount::convert(worker_key(seed))
+}
+
+/// Worker key `seed`'s consent to act for `who`.
+pub fn proof(seed: u8, who: u64) -> WorkerProof {
+	use codec::Encode;
+	pair(seed).sign(&stint_primitives::worker_proof_payload(&who.encode()))
 }
 
 /// An H100-class GPU whose UUID hash is `[seed; 32]`.
@@ -108,10 +125,6 @@ pub fn info() -> ProviderInfo {
 	}
 }
 
-pub fn worker_key(seed: u8) -> WorkerKey {
-	WorkerKey::from_raw([seed; 32])
-}
-
 pub struct ExtBuilder {
 	balances: Vec<(u64, Balance)>,
 }
@@ -129,6 +142,9 @@ impl ExtBuilder {
 			.assimilate_storage(&mut storage)
 			.unwrap();
 		let mut state = TestState::new(storage);
+		state.register_extension(sp_keystore::KeystoreExt::new(
+			sp_keystore::testing::MemoryKeystore::new(),
+		));
 		state.execute_with(|| System::set_block_number(1));
 		state
 	}
@@ -157,7 +173,8 @@ pub fn register(who: u64, seeds: &[u8]) {
 		RuntimeOrigin::signed(who),
 		info(),
 		worker_key(who as u8 + 100),
-		hardware(seeds)
+		hardware(seeds),
+		proof(who as u8 + 100, who)
 	));
 }
 

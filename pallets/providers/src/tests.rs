@@ -1,7 +1,7 @@
 //! Every call's happy and unhappy paths, the registry trait, reputation, and the money.
 
 use crate::{mock::*, *};
-use frame::{testing_prelude::*, traits::Convert};
+use frame::testing_prelude::*;
 use polkadot_sdk::pallet_balances;
 use stint_primitives::{ComputeCapability, GpuRequirements, Outcome};
 use stint_traits::{ProviderRegistry, ReputationRecorder};
@@ -43,7 +43,7 @@ fn register_stores_the_record_and_holds_the_deposit() {
 fn register_refuses_bad_input_and_changes_nothing() {
 	ExtBuilder::default().build_and_execute(|| {
 		let try_register = |info: ProviderInfo, hw: HardwareSpec| {
-			Providers::register(RuntimeOrigin::signed(1), info, worker_key(9), hw)
+			Providers::register(RuntimeOrigin::signed(1), info, worker_key(9), hw, proof(9, 1))
 		};
 		let with = |f: fn(&mut ProviderInfo)| {
 			let mut i = info();
@@ -85,20 +85,44 @@ fn register_refuses_a_taken_device_a_second_registration_and_a_poor_account() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
 		assert_noop!(
-			Providers::register(RuntimeOrigin::signed(1), info(), worker_key(9), hardware(&[3])),
+			Providers::register(
+				RuntimeOrigin::signed(1),
+				info(),
+				worker_key(9),
+				hardware(&[3]),
+				proof(9, 1)
+			),
 			Error::<Test>::AlreadyRegistered
 		);
 		assert_noop!(
-			Providers::register(RuntimeOrigin::signed(2), info(), worker_key(9), hardware(&[2, 3])),
+			Providers::register(
+				RuntimeOrigin::signed(2),
+				info(),
+				worker_key(9),
+				hardware(&[2, 3]),
+				proof(9, 2)
+			),
 			Error::<Test>::DeviceTaken
 		);
 		// Account 7 has nothing to hold the deposit from.
 		assert_noop!(
-			Providers::register(RuntimeOrigin::signed(7), info(), worker_key(9), hardware(&[3])),
+			Providers::register(
+				RuntimeOrigin::signed(7),
+				info(),
+				worker_key(9),
+				hardware(&[3]),
+				proof(9, 7)
+			),
 			Error::<Test>::InsufficientBalance
 		);
 		assert_noop!(
-			Providers::register(RuntimeOrigin::none(), info(), worker_key(9), hardware(&[3])),
+			Providers::register(
+				RuntimeOrigin::none(),
+				info(),
+				worker_key(9),
+				hardware(&[3]),
+				proof(9, 1)
+			),
 			DispatchError::BadOrigin
 		);
 	});
@@ -175,34 +199,51 @@ fn update_hardware_is_refused_while_a_device_is_committed() {
 #[test]
 fn rotate_worker_key_moves_the_key_and_its_devices() {
 	ExtBuilder::default().build_and_execute(|| {
-		assert_noop!(
-			Providers::rotate_worker_key(RuntimeOrigin::signed(1), key_of(40), key_of(41)),
-			Error::<Test>::NotRegistered
-		);
+		let rotate = |from, to: u8| {
+			Providers::rotate_worker_key(
+				RuntimeOrigin::signed(1),
+				from,
+				worker_key(to),
+				proof(to, 1),
+			)
+		};
+		assert_noop!(rotate(worker_key(40), 41), Error::<Test>::NotRegistered);
 		register(1, &[1, 2]);
 		let first = worker_key(101);
-		assert_eq!(Providers::acting_for(&WorkerAccount::convert(first)), Ok((1, Some(first))));
+		assert_eq!(Providers::acting_for(&worker_account(101)), Ok((1, Some(first))));
+		assert_noop!(rotate(worker_key(40), 41), Error::<Test>::UnknownWorkerKey);
+		// The new key must consent, to this provider.
 		assert_noop!(
-			Providers::rotate_worker_key(RuntimeOrigin::signed(1), key_of(40), key_of(41)),
-			Error::<Test>::UnknownWorkerKey
+			Providers::rotate_worker_key(
+				RuntimeOrigin::signed(1),
+				first,
+				worker_key(40),
+				proof(41, 1)
+			),
+			Error::<Test>::BadWorkerKeyProof
 		);
 		assert_noop!(
-			Providers::rotate_worker_key(RuntimeOrigin::signed(1), first, key_of(1)),
-			Error::<Test>::WorkerKeyIsAccount
+			Providers::rotate_worker_key(
+				RuntimeOrigin::signed(1),
+				first,
+				worker_key(40),
+				proof(40, 2)
+			),
+			Error::<Test>::BadWorkerKeyProof
 		);
-		assert_ok!(Providers::rotate_worker_key(RuntimeOrigin::signed(1), first, key_of(40)));
+		assert_ok!(rotate(first, 40));
 		assert_eq!(
 			last_event(),
-			Event::WorkerKeyRotated { provider: 1, from: first, to: key_of(40) }
+			Event::WorkerKeyRotated { provider: 1, from: first, to: worker_key(40) }
 		);
 		// The old key acts for nobody; the new one for the same devices.
 		assert_eq!(
-			Providers::acting_for(&WorkerAccount::convert(first)),
+			Providers::acting_for(&worker_account(101)),
 			Err(Error::<Test>::NotProviderOrWorker.into())
 		);
-		assert_eq!(Providers::acting_for(&40), Ok((1, Some(key_of(40)))));
-		assert_eq!(Providers::worker_for(&1, &[[1; 32], [2; 32]]), Some(key_of(40)));
-		assert_eq!(Providers::worker_devices(&1, &key_of(40)), vec![[1; 32], [2; 32]]);
+		assert_eq!(Providers::acting_for(&worker_account(40)), Ok((1, Some(worker_key(40)))));
+		assert_eq!(Providers::worker_for(&1, &[[1; 32], [2; 32]]), Some(worker_key(40)));
+		assert_eq!(Providers::worker_devices(&1, &worker_key(40)), vec![[1; 32], [2; 32]]);
 		// A provider acts for itself.
 		assert_eq!(Providers::acting_for(&1), Ok((1, None)));
 	});
@@ -211,34 +252,95 @@ fn rotate_worker_key_moves_the_key_and_its_devices() {
 #[test]
 fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 	ExtBuilder::default().build_and_execute(|| {
+		use frame::traits::fungible::Mutate;
 		register(1, &[1]);
-		// Provider 2 cannot take provider 1's worker key, nor provider 1's account.
+		// Nobody can take another provider's worker key: not even with a replayed proof.
 		assert_noop!(
-			Providers::register(RuntimeOrigin::signed(2), info(), worker_key(101), hardware(&[2])),
+			Providers::register(
+				RuntimeOrigin::signed(2),
+				info(),
+				worker_key(101),
+				hardware(&[2]),
+				proof(101, 1)
+			),
 			Error::<Test>::WorkerKeyTaken
 		);
+		// A worker key is never its own provider's account, nor another provider's.
+		let own = worker_account(30);
 		assert_noop!(
-			Providers::register(RuntimeOrigin::signed(2), info(), key_of(1), hardware(&[2])),
+			Providers::register(
+				RuntimeOrigin::signed(own),
+				info(),
+				worker_key(30),
+				hardware(&[2]),
+				proof(30, own)
+			),
+			Error::<Test>::WorkerKeyIsAccount
+		);
+		let provider_key = worker_account(31);
+		Balances::set_balance(&provider_key, ENDOWMENT);
+		assert_ok!(Providers::register(
+			RuntimeOrigin::signed(provider_key),
+			info(),
+			worker_key(32),
+			hardware(&[5]),
+			proof(32, provider_key)
+		));
+		assert_noop!(
+			Providers::register(
+				RuntimeOrigin::signed(2),
+				info(),
+				worker_key(31),
+				hardware(&[2]),
+				proof(31, 2)
+			),
 			Error::<Test>::WorkerKeyIsProvider
 		);
 		// A worker key's account cannot register as a provider.
 		assert_ok!(Providers::rotate_worker_key(
 			RuntimeOrigin::signed(1),
 			worker_key(101),
-			key_of(3)
+			worker_key(3),
+			proof(3, 1)
 		));
 		assert_noop!(
-			Providers::register(RuntimeOrigin::signed(3), info(), key_of(4), hardware(&[2])),
+			Providers::register(
+				RuntimeOrigin::signed(worker_account(3)),
+				info(),
+				worker_key(4),
+				hardware(&[2]),
+				proof(4, worker_account(3))
+			),
 			Error::<Test>::AccountIsWorkerKey
 		);
 		register(2, &[2]);
 		assert_noop!(
-			Providers::rotate_worker_key(RuntimeOrigin::signed(2), worker_key(102), key_of(3)),
+			Providers::rotate_worker_key(
+				RuntimeOrigin::signed(2),
+				worker_key(102),
+				worker_key(3),
+				proof(3, 2)
+			),
 			Error::<Test>::WorkerKeyTaken
 		);
 		assert_noop!(
-			Providers::bind_worker(RuntimeOrigin::signed(2), key_of(3), vec![[2; 32]]),
+			Providers::bind_worker(
+				RuntimeOrigin::signed(2),
+				worker_key(3),
+				vec![[2; 32]],
+				proof(3, 2)
+			),
 			Error::<Test>::WorkerKeyTaken
+		);
+		// And nobody binds a key that did not consent to them (no squatting).
+		assert_noop!(
+			Providers::bind_worker(
+				RuntimeOrigin::signed(2),
+				worker_key(60),
+				vec![[2; 32]],
+				proof(60, 1)
+			),
+			Error::<Test>::BadWorkerKeyProof
 		);
 	});
 }
@@ -248,23 +350,28 @@ fn a_provider_binds_one_worker_key_per_machine() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2, 3, 4]);
 		let first = worker_key(101);
-		let bind = |key, devices: Vec<[u8; 32]>| {
-			Providers::bind_worker(RuntimeOrigin::signed(1), key, devices)
+		let bind = |seed: u8, devices: Vec<[u8; 32]>| {
+			Providers::bind_worker(
+				RuntimeOrigin::signed(1),
+				worker_key(seed),
+				devices,
+				proof(seed, 1),
+			)
 		};
 		// The devices must be its own, once each, and not another worker's.
-		assert_noop!(bind(key_of(40), vec![]), Error::<Test>::NoDevicesOffered);
-		assert_noop!(bind(key_of(40), vec![[9; 32]]), Error::<Test>::UnknownDevice);
-		assert_noop!(bind(first, vec![[3; 32], [3; 32]]), Error::<Test>::DuplicateDevice);
-		assert_noop!(bind(key_of(40), vec![[3; 32]]), Error::<Test>::DeviceBoundElsewhere);
+		assert_noop!(bind(40, vec![]), Error::<Test>::NoDevicesOffered);
+		assert_noop!(bind(40, vec![[9; 32]]), Error::<Test>::UnknownDevice);
+		assert_noop!(bind(101, vec![[3; 32], [3; 32]]), Error::<Test>::DuplicateDevice);
+		assert_noop!(bind(40, vec![[3; 32]]), Error::<Test>::DeviceBoundElsewhere);
 		// Move devices 3 and 4 from the first machine's worker to a second one.
-		assert_ok!(bind(first, vec![[1; 32], [2; 32]]));
-		assert_ok!(bind(key_of(40), vec![[3; 32], [4; 32]]));
+		assert_ok!(bind(101, vec![[1; 32], [2; 32]]));
+		assert_ok!(bind(40, vec![[3; 32], [4; 32]]));
 		assert_eq!(
 			last_event(),
-			Event::WorkerBound { provider: 1, worker_key: key_of(40), devices: 2 }
+			Event::WorkerBound { provider: 1, worker_key: worker_key(40), devices: 2 }
 		);
-		assert_eq!(Providers::acting_for(&40), Ok((1, Some(key_of(40)))));
-		assert_eq!(Providers::worker_for(&1, &[[3; 32], [4; 32]]), Some(key_of(40)));
+		assert_eq!(Providers::acting_for(&worker_account(40)), Ok((1, Some(worker_key(40)))));
+		assert_eq!(Providers::worker_for(&1, &[[3; 32], [4; 32]]), Some(worker_key(40)));
 		assert_eq!(Providers::worker_for(&1, &[[1; 32]]), Some(first));
 		// A bid must stay on one machine.
 		assert_eq!(Providers::worker_for(&1, &[[2; 32], [3; 32]]), None);
@@ -274,25 +381,28 @@ fn a_provider_binds_one_worker_key_per_machine() {
 		);
 		assert_ok!(Providers::check_offer(&1, &[[3; 32], [4; 32]], &requirements(2)));
 		// At most MaxWorkers (3).
-		assert_ok!(bind(key_of(40), vec![[3; 32]]));
-		assert_ok!(bind(key_of(41), vec![[4; 32]]));
-		assert_noop!(bind(key_of(42), vec![[9; 32]]), Error::<Test>::UnknownDevice);
-		assert_ok!(bind(first, vec![[1; 32]]));
-		assert_noop!(bind(key_of(42), vec![[2; 32]]), Error::<Test>::TooManyWorkers);
+		assert_ok!(bind(40, vec![[3; 32]]));
+		assert_ok!(bind(41, vec![[4; 32]]));
+		assert_noop!(bind(42, vec![[9; 32]]), Error::<Test>::UnknownDevice);
+		assert_ok!(bind(101, vec![[1; 32]]));
+		assert_noop!(bind(42, vec![[2; 32]]), Error::<Test>::TooManyWorkers);
 		// Devices of a running lease cannot change hands, and their worker cannot go.
 		assert_ok!(Providers::commit_devices(&1, &[[3; 32]], 7));
-		assert_noop!(bind(key_of(41), vec![[3; 32], [4; 32]]), Error::<Test>::DeviceBoundElsewhere);
-		assert_noop!(bind(key_of(40), vec![[2; 32]]), Error::<Test>::DevicesCommitted);
+		assert_noop!(bind(41, vec![[3; 32], [4; 32]]), Error::<Test>::DeviceBoundElsewhere);
+		assert_noop!(bind(40, vec![[2; 32]]), Error::<Test>::DevicesCommitted);
 		assert_noop!(
-			Providers::unbind_worker(RuntimeOrigin::signed(1), key_of(40)),
+			Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40)),
 			Error::<Test>::DevicesCommitted
 		);
 		Providers::release_devices(&1, &[[3; 32]], 7);
-		assert_ok!(Providers::unbind_worker(RuntimeOrigin::signed(1), key_of(40)));
-		assert_eq!(last_event(), Event::WorkerUnbound { provider: 1, worker_key: key_of(40) });
-		assert_eq!(Providers::acting_for(&40), Err(Error::<Test>::NotProviderOrWorker.into()));
+		assert_ok!(Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40)));
+		assert_eq!(last_event(), Event::WorkerUnbound { provider: 1, worker_key: worker_key(40) });
+		assert_eq!(
+			Providers::acting_for(&worker_account(40)),
+			Err(Error::<Test>::NotProviderOrWorker.into())
+		);
 		assert_noop!(
-			Providers::unbind_worker(RuntimeOrigin::signed(1), key_of(40)),
+			Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40)),
 			Error::<Test>::UnknownWorkerKey
 		);
 		// Device 3 is on no machine now: it cannot be offered until bound.
@@ -312,11 +422,24 @@ fn hardware_changes_and_deregistration_keep_the_worker_index_right() {
 		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[2, 3])));
 		assert_eq!(Providers::worker_devices(&1, &first), vec![[2; 32], [3; 32]]);
 		// Two workers: a device that is gone leaves its worker; a worker left with none goes.
-		assert_ok!(Providers::bind_worker(RuntimeOrigin::signed(1), first, vec![[2; 32]]));
-		assert_ok!(Providers::bind_worker(RuntimeOrigin::signed(1), key_of(40), vec![[3; 32]]));
+		assert_ok!(Providers::bind_worker(
+			RuntimeOrigin::signed(1),
+			first,
+			vec![[2; 32]],
+			proof(101, 1)
+		));
+		assert_ok!(Providers::bind_worker(
+			RuntimeOrigin::signed(1),
+			worker_key(40),
+			vec![[3; 32]],
+			proof(40, 1)
+		));
 		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[2, 4])));
 		assert_eq!(Providers::worker_devices(&1, &first), vec![[2; 32]]);
-		assert_eq!(Providers::acting_for(&40), Err(Error::<Test>::NotProviderOrWorker.into()));
+		assert_eq!(
+			Providers::acting_for(&worker_account(40)),
+			Err(Error::<Test>::NotProviderOrWorker.into())
+		);
 		// Device 4 is new: with two workers before the change, it waits for `bind_worker`.
 		assert_eq!(Providers::worker_for(&1, &[[4; 32]]), None);
 		Providers::do_try_state().unwrap();
@@ -327,7 +450,12 @@ fn hardware_changes_and_deregistration_keep_the_worker_index_right() {
 		assert_eq!(WorkerAccounts::<Test>::iter().count(), 0);
 		// The key is free again.
 		register(2, &[1]);
-		assert_ok!(Providers::rotate_worker_key(RuntimeOrigin::signed(2), worker_key(102), first));
+		assert_ok!(Providers::rotate_worker_key(
+			RuntimeOrigin::signed(2),
+			worker_key(102),
+			first,
+			proof(101, 2)
+		));
 	});
 }
 

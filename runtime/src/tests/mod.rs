@@ -1,8 +1,11 @@
 //! Runtime-level checks of Stint's pallets, on the real runtime types (32-byte accounts).
 
 use crate::{genesis_config_presets::tests::build, Providers, Runtime, RuntimeOrigin};
+use codec::Encode;
 use pallet_providers::{Error, HardwareSpec, ProviderInfo};
-use polkadot_sdk::{sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring};
+use polkadot_sdk::{
+	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring,
+};
 use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor};
 
 fn machine() -> HardwareSpec {
@@ -34,18 +37,32 @@ fn info() -> ProviderInfo {
 fn a_provider_cannot_use_its_account_key_as_worker_key() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let bob = Sr25519Keyring::Bob;
+		let consent = |key: Sr25519Keyring| {
+			key.pair().sign(&stint_primitives::worker_proof_payload(&bob.to_account_id().encode()))
+		};
 		let refused = Providers::register(
 			RuntimeOrigin::signed(bob.to_account_id()),
 			info(),
 			bob.public(),
 			machine(),
+			consent(bob),
 		);
 		assert_eq!(refused, Err(Error::<Runtime>::WorkerKeyIsAccount.into()));
+		// A key that did not consent to act for Bob is refused too.
+		let refused = Providers::register(
+			RuntimeOrigin::signed(bob.to_account_id()),
+			info(),
+			Sr25519Keyring::BobStash.public(),
+			machine(),
+			consent(Sr25519Keyring::Charlie),
+		);
+		assert_eq!(refused, Err(Error::<Runtime>::BadWorkerKeyProof.into()));
 		assert!(Providers::register(
 			RuntimeOrigin::signed(bob.to_account_id()),
 			info(),
 			Sr25519Keyring::BobStash.public(),
 			machine(),
+			consent(Sr25519Keyring::BobStash),
 		)
 		.is_ok());
 		Providers::do_try_state().unwrap();

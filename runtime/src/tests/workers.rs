@@ -31,6 +31,12 @@ fn as_account(pair: &sp_core::sr25519::Pair) -> AccountId {
 	AccountId::from(pair.public().0)
 }
 
+/// `pair`'s consent to act for `provider`.
+fn consent(pair: &sp_core::sr25519::Pair, provider: &AccountId) -> sp_core::sr25519::Signature {
+	use codec::Encode;
+	pair.sign(&stint_primitives::worker_proof_payload(&provider.encode()))
+}
+
 fn market_error(e: pallet_market::Error<Runtime>) -> sp_runtime::DispatchError {
 	e.into()
 }
@@ -141,7 +147,8 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 		assert_ok!(Providers::rotate_worker_key(
 			RuntimeOrigin::signed(eve()),
 			Keyring::EveStash.public(),
-			key(&new)
+			key(&new),
+			consent(&new, &eve())
 		));
 		assert_noop!(
 			Leases::give_notice(RuntimeOrigin::signed(eve_worker()), lease),
@@ -180,12 +187,24 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 		assert_ok!(Providers::bind_worker(
 			RuntimeOrigin::signed(eve()),
 			Keyring::EveStash.public(),
-			vec![gpu("eve", 0)]
+			vec![gpu("eve", 0)],
+			consent(&Keyring::EveStash.pair(), &eve())
 		));
+		// Ferdie cannot bind Eve's second machine's key: it consented to Eve only.
+		assert_noop!(
+			Providers::bind_worker(
+				RuntimeOrigin::signed(ferdie()),
+				key(&second),
+				vec![gpu("ferdie", 1)],
+				consent(&second, &eve())
+			),
+			pallet_providers::Error::<Runtime>::BadWorkerKeyProof
+		);
 		assert_ok!(Providers::bind_worker(
 			RuntimeOrigin::signed(eve()),
 			key(&second),
-			vec![gpu("eve", 1)]
+			vec![gpu("eve", 1)],
+			consent(&second, &eve())
 		));
 		let id = order(&alice(), terms(Some(50), false, 0), 100 * STINT);
 		// Each worker is offered only its own GPU.
