@@ -238,14 +238,16 @@ pub fn new_full<
 		tracing_execute_block: None,
 	})?;
 
+	// Whichever way blocks are made (development sealing or Aura), they are proposed alike.
+	let proposer_factory = sc_basic_authorship::ProposerFactory::new(
+		task_manager.spawn_handle(),
+		client.clone(),
+		transaction_pool.clone(),
+		prometheus_registry.as_ref(),
+		telemetry.as_ref().map(|x| x.handle()),
+	);
+
 	if let Some(seal) = dev_seal {
-		let proposer_factory = sc_basic_authorship::ProposerFactory::new(
-			task_manager.spawn_handle(),
-			client.clone(),
-			transaction_pool.clone(),
-			prometheus_registry.as_ref(),
-			telemetry.as_ref().map(|x| x.handle()),
-		);
 		start_dev_seal(
 			&task_manager,
 			client,
@@ -258,14 +260,6 @@ pub fn new_full<
 	}
 
 	if role.is_authority() {
-		let proposer_factory = sc_basic_authorship::ProposerFactory::new(
-			task_manager.spawn_handle(),
-			client.clone(),
-			transaction_pool.clone(),
-			prometheus_registry.as_ref(),
-			telemetry.as_ref().map(|x| x.handle()),
-		);
-
 		let slot_duration = sc_consensus_aura::slot_duration::<AuraId, _, _>(&*client)?;
 		let aura = sc_consensus_aura::start_aura::<AuraPair, _, _, _, _, _, _, _, _, _, _>(
 			StartAuraParams {
