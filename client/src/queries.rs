@@ -197,3 +197,112 @@ impl Client {
 		at.runtime_apis().call(payload).await.map_err(Error::rpc)
 	}
 }
+
+/// A live lease and what its provider must do next, as `MarketApi::duties` gives it.
+#[derive(Clone, Debug)]
+pub struct DutyRecord {
+	pub id: LeaseId,
+	pub lease: LeaseRecord,
+	/// The order's job spec (`None` only if the order is no longer stored).
+	pub spec: Option<stint_primitives::JobSpec>,
+	pub next: stint_primitives::NextDuty<BlockNumber>,
+}
+
+impl Client {
+	/// The live leases `who` (a provider, or one of its worker keys: then only the leases on that
+	/// key's machine) must act on, each with its job spec and next duty.
+	pub async fn duties(&self, who: &AccountId) -> Result<Vec<DutyRecord>, Error> {
+		use runtime::runtime_types::stint_primitives::report::NextDuty as Generated;
+		use stint_primitives::NextDuty;
+		let duties =
+			self.call_api(runtime::runtime_apis().market_api().duties(who.clone())).await?;
+		Ok(duties
+			.into_iter()
+			.map(|duty| DutyRecord {
+				id: duty.id,
+				lease: duty.lease,
+				spec: duty.spec.map(|spec| spec.0),
+				next: match duty.next {
+					Generated::Ack { by } => NextDuty::Ack { by },
+					Generated::Result { ends_at, by } => NextDuty::Result { ends_at, by },
+					Generated::Checkpoint { sequence, by } => NextDuty::Checkpoint { sequence, by },
+					Generated::Suspended => NextDuty::Suspended,
+				},
+			})
+			.collect())
+	}
+
+	/// The standing bids of `who` (a provider or one of its worker keys), by order.
+	pub async fn bids_of(&self, who: &AccountId) -> Result<Vec<(u64, BidRecord)>, Error> {
+		self.call_api(runtime::runtime_apis().market_api().bids_of(who.clone())).await
+	}
+
+	/// Whom `who` acts for: `(provider, None)` for a provider's own account, `(provider,
+	/// Some(devices))` for a worker key bound to those devices, `None` for anyone else.
+	pub async fn acting_for(
+		&self,
+		who: &AccountId,
+	) -> Result<Option<(AccountId, Option<Vec<DeviceId>>)>, Error> {
+		self.call_api(runtime::runtime_apis().market_api().acting_for(who.clone())).await
+	}
+
+	/// The number of the best block the node knows.
+	pub async fn best_number(&self) -> Result<u64, Error> {
+		let header = self.legacy().chain_get_header(None).await.map_err(Error::rpc)?;
+		Ok(header.map(|h| h.number().into()).unwrap_or_default())
+	}
+}
+
+/// What a bid costs its provider, from the runtime's constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BidCosts {
+	/// Held from the provider's free balance per standing bid.
+	pub bid_deposit: Balance,
+	/// Locked from the provider's bond per GPU bid (and per GPU leased).
+	pub collateral_per_gpu: Balance,
+}
+
+impl Client {
+	/// The market's bid deposit and collateral per GPU.
+	pub async fn bid_costs(&self) -> Result<BidCosts, Error> {
+		let at = self.block().await?;
+		let constants = at.constants();
+		Ok(BidCosts {
+			bid_deposit: constants
+				.entry(runtime::constants().market().bid_deposit())
+				.map_err(Error::rpc)?,
+			collateral_per_gpu: constants
+				.entry(runtime::constants().market().collateral_per_gpu())
+				.map_err(Error::rpc)?,
+		})
+	}
+}
+
+impl Client {
+	/// The hash of the best block the node knows (reads there see transactions not yet
+	/// finalized).
+	pub async fn best_hash(&self) -> Result<[u8; 32], Error> {
+		let hash = self.legacy().chain_get_block_hash(None).await.map_err(Error::rpc)?;
+		hash.map(|h| h.0).ok_or_else(|| Error::Rpc("the node has no best block".into()))
+	}
+
+	/// The best block the node knows: its hash and number.
+	pub async fn best_head(&self) -> Result<([u8; 32], u64), Error> {
+		let hash = self.best_hash().await?;
+		let header = self
+			.legacy()
+			.chain_get_header(Some(subxt::utils::H256(hash)))
+			.await
+			.map_err(Error::rpc)?
+			.ok_or_else(|| Error::Rpc("the node has no best block".into()))?;
+		Ok((hash, header.number().into()))
+	}
+}
+
+impl Client {
+	/// The next nonce of `who` as the node's pool sees it (its transactions still in the pool
+	/// count).
+	pub async fn next_nonce(&self, who: &AccountId) -> Result<u64, Error> {
+		self.legacy().system_account_next_index(who).await.map_err(Error::rpc)
+	}
+}

@@ -1,20 +1,53 @@
-//! `stint-worker`: the provider's daemon. Its first command is `probe`, which reads the machine
-//! (GPUs through the CUDA driver, CPU cores, memory, free scratch space) and prints it as the
-//! provider file's `[hardware]` section, exactly what `stint provider register --probe` registers
-//! (which, unlike `probe`, refuses a machine without a GPU).
+//! `stint-worker`: the provider's daemon.
+//!
+//! - `run --config worker.toml`: follow the chain, run the leases assigned to this worker key,
+//!   commit each result once, bid, settle, serve outputs to buyers;
+//! - `run-once job.toml`: one job through the executor, no chain; prints the receipt;
+//! - `probe`: this machine's GPUs, CPU cores, memory and free disk as the provider file's
+//!   `[hardware]` section;
+//! - `journal export|import`: move a worker's state to another machine.
 
-use clap::{Parser, Subcommand};
-use std::{path::PathBuf, process::ExitCode};
+use std::{collections::HashSet, path::PathBuf, process::ExitCode, sync::Arc};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use stint_worker::{
+	config::{Config, ExecutorChoice, GpuMode},
+	executor::{docker::Docker, Executor},
+	gpu::Gpus,
+	journal::Journal,
+	log,
+	once::{run_once, JobFile},
+	runner::Worker,
+};
 
 #[derive(Parser)]
 #[command(name = "stint-worker", version, about = "The Stint provider worker")]
 struct Cli {
+	/// Log lines as text or JSON (one object per line).
+	#[arg(long, value_enum, default_value = "text", global = true)]
+	log_format: LogFormat,
 	#[command(subcommand)]
 	command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+	Text,
+	Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
+	/// Runs the worker: finds this key's leases on chain and runs them.
+	Run {
+		#[arg(long, default_value = "worker.toml")]
+		config: PathBuf,
+		/// Take over a lease acknowledged elsewhere with this key (repeatable).
+		#[arg(long = "adopt")]
+		adopt: Vec<u64>,
+	},
+	/// Runs one job file through the executor, without a chain, and prints its receipt.
+	RunOnce { job: PathBuf },
 	/// Prints this machine's GPUs, CPU cores, memory and free disk as the provider file's
 	/// `[hardware]` section (or JSON). Without a GPU (no driver, or none the driver sees) it
 	/// prints the host with an empty GPU list and says why on stderr.
@@ -28,11 +61,171 @@ enum Command {
 		#[arg(long)]
 		require_gpu: bool,
 	},
+	/// The worker's journal (stop the worker first: the journal is locked while it runs).
+	Journal {
+		#[command(subcommand)]
+		command: JournalCmd,
+	},
+}
+
+#[derive(Subcommand)]
+enum JournalCmd {
+	/// Writes the journal of `config`'s data directory as JSON to stdout.
+	Export {
+		#[arg(long, default_value = "worker.toml")]
+		config: PathBuf,
+	},
+	/// Loads a JSON export into the journal of `config`'s data directory.
+	Import {
+		#[arg(long, default_value = "worker.toml")]
+		config: PathBuf,
+		file: PathBuf,
+	},
 }
 
 fn main() -> ExitCode {
-	match Cli::parse().command {
+	let cli = Cli::parse();
+	log::use_json(matches!(cli.log_format, LogFormat::Json));
+	match cli.command {
 		Command::Probe { scratch, json, require_gpu } => probe(&scratch, json, require_gpu),
+		Command::Run { config, adopt } => runtime().block_on(run(&config, adopt)),
+		Command::RunOnce { job } => runtime().block_on(once(&job)),
+		Command::Journal { command } => journal(command),
+	}
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+	tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
+}
+
+fn fail(component: &str, why: impl AsRef<str>) -> ExitCode {
+	log::error(component, None, why);
+	ExitCode::FAILURE
+}
+
+async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
+	let config = match Config::load(path) {
+		Ok(config) => config,
+		Err(e) => return fail("config", e.to_string()),
+	};
+	let key = match stint_client::keypair(&config.worker.key) {
+		Ok(key) => key,
+		Err(e) => return fail("config", format!("[worker] key: {e}")),
+	};
+	let executor = match config.worker.executor {
+		ExecutorChoice::Docker => match Docker::connect().await {
+			Ok(docker) => docker,
+			Err(e) => return fail("executor", e),
+		},
+		ExecutorChoice::Native => {
+			return fail("executor", "the native executor is not available in this build yet")
+		}
+	};
+	let gpus = Gpus::detect(config.worker.gpus);
+	if config.worker.gpus == GpuMode::Auto {
+		match (&gpus.missing, executor.gpus_supported().await) {
+			(Some(why), _) => log::alert(
+				"gpu",
+				None,
+				format!("no GPU ({why}): leases on GPUs will not be run; set gpus = \"off\" on a development chain"),
+			),
+			(None, false) => log::alert(
+				"gpu",
+				None,
+				"the Docker engine has no NVIDIA runtime: GPUs cannot be passed to containers",
+			),
+			(None, true) => {}
+		}
+	}
+	log::info(
+		"executor",
+		None,
+		format!("Docker engine, API {} (negotiated)", executor.api_version),
+	);
+	let worker =
+		match Worker::new(config, key, executor, gpus, adopt.into_iter().collect::<HashSet<_>>()) {
+			Ok(worker) => worker,
+			Err(e) => return fail("worker", e.to_string()),
+		};
+	if let Err(e) = worker.serve() {
+		return fail("api", e.to_string());
+	}
+	let worker: Arc<Worker<Docker>> = worker;
+	tokio::select! {
+		result = worker.run() => match result {
+			Ok(()) => ExitCode::SUCCESS,
+			Err(e) => {
+				log::error("chain", None, e.to_string());
+				ExitCode::from(2)
+			}
+		},
+		_ = tokio::signal::ctrl_c() => {
+			log::info("worker", None, "interrupted: jobs keep running and are found again at restart");
+			ExitCode::SUCCESS
+		}
+	}
+}
+
+async fn once(path: &std::path::Path) -> ExitCode {
+	let text = match std::fs::read_to_string(path) {
+		Ok(text) => text,
+		Err(e) => return fail("run-once", format!("{}: {e}", path.display())),
+	};
+	let mut job: JobFile = match toml::from_str(&text) {
+		Ok(job) => job,
+		Err(e) => return fail("run-once", format!("{}: {e}", path.display())),
+	};
+	// Relative to the job file's folder; Docker binds absolute paths only.
+	job.out = absolute_beside(path, &job.out);
+	let docker = match Docker::connect().await {
+		Ok(docker) => docker,
+		Err(e) => return fail("executor", e),
+	};
+	match run_once(&docker, &job).await {
+		Ok(report) => {
+			println!("{}", serde_json::to_string_pretty(&report).expect("plain data serializes"));
+			match report.exit_code {
+				0 => ExitCode::SUCCESS,
+				_ => ExitCode::from(3),
+			}
+		}
+		Err(e) => fail("run-once", e),
+	}
+}
+
+/// `path` as an absolute path, taken relative to the folder of `file` when relative.
+fn absolute_beside(file: &std::path::Path, path: &std::path::Path) -> PathBuf {
+	let base = file.parent().unwrap_or(std::path::Path::new("."));
+	std::path::absolute(base.join(path)).unwrap_or_else(|_| base.join(path))
+}
+
+fn journal(command: JournalCmd) -> ExitCode {
+	let (JournalCmd::Export { config } | JournalCmd::Import { config, .. }) = &command;
+	let config = match Config::load(config) {
+		Ok(config) => config,
+		Err(e) => return fail("config", e.to_string()),
+	};
+	let journal = match Journal::open(&config.worker.data_dir.join("journal.redb")) {
+		Ok(journal) => journal,
+		Err(e) => return fail("journal", e.to_string()),
+	};
+	match command {
+		JournalCmd::Export { .. } => match journal.export() {
+			Ok(export) => {
+				println!("{}", serde_json::to_string_pretty(&export).expect("plain data"));
+				ExitCode::SUCCESS
+			}
+			Err(e) => fail("journal", e.to_string()),
+		},
+		JournalCmd::Import { file, .. } => {
+			let parsed = std::fs::read_to_string(&file)
+				.map_err(|e| e.to_string())
+				.and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
+			match parsed.map(|export| journal.import(&export).map_err(|e| e.to_string())) {
+				Ok(Ok(())) => ExitCode::SUCCESS,
+				Ok(Err(e)) | Err(e) => fail("journal", e),
+			}
+		}
 	}
 }
 

@@ -23,6 +23,13 @@ pub fn read(scratch: &Path) -> Result<Host, String> {
 	Ok(Host { cpu_cores, ram_mib, disk_gib })
 }
 
+/// The bytes free for an unprivileged writer at `path`.
+pub fn free_bytes(path: &Path) -> Result<u64, String> {
+	let stat = rustix::fs::statvfs(path)
+		.map_err(|e| format!("cannot read the free space at {}: {e}", path.display()))?;
+	Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}
+
 fn mem_total_kib(meminfo: &str) -> Option<u64> {
 	let line = meminfo.lines().find_map(|line| line.strip_prefix("MemTotal:"))?;
 	line.trim().strip_suffix("kB")?.trim().parse().ok()

@@ -10,6 +10,7 @@
 mod cuda;
 mod host;
 
+pub use host::{free_bytes, read as host, Host};
 use serde::{Deserialize, Serialize};
 use std::{fmt, path::Path};
 pub use stint_primitives::{GpuInterface, GpuVendor};

@@ -1,0 +1,379 @@
+//! The outputs API: what a lease produced, served to its buyer only.
+//!
+//! Every request under `/leases/<id>/` carries a [`SignedFetchAuth`] in the `x-stint-fetch-auth`
+//! header, signed by the lease's buyer (401 when missing or expired, 403 when signed by another
+//! key or for another lease or chain). The buyer is read from the journal, so the API works
+//! without a node.
+//!
+//! - `GET /leases/<id>/manifest`: `{"files": [{"path", "size", "blake2_256"}]}` of the outputs;
+//! - `GET /leases/<id>/files/<path>`: an output file (paths that climb out are refused);
+//! - `GET /leases/<id>/receipt`: the SCALE-encoded execution receipt (once the job stopped);
+//! - `GET /leases/<id>/logs/manifest`, `…/logs/files/<stdout|stderr>`: the logs as committed;
+//! - `GET /leases/<id>/logs/<stdout|stderr>?offset=N[&follow=1]`: a log from byte N, also while
+//!   the job runs; with `follow=1` the response goes on until the job stops;
+//! - `GET /leases/<id>/status`: the worker's phase of the lease, as JSON;
+//! - `GET /health`: `ok` (no authorisation).
+
+use std::{
+	fs,
+	io::Read,
+	path::{Path, PathBuf},
+	sync::Arc,
+	time::Duration,
+};
+
+use stint_primitives::{is_safe_output_path, FetchAuthError, LeaseId, SignedFetchAuth};
+use tiny_http::{Header, Method, Request, Response};
+
+use crate::{
+	commit::{self, LeaseDirs},
+	journal::{Journal, LeaseEntry, Phase},
+};
+
+/// What the API reads.
+pub struct Api {
+	pub journal: Arc<Journal>,
+	pub data_dir: PathBuf,
+}
+
+type Reply = Response<Box<dyn Read + Send>>;
+
+fn reply(status: u16, body: impl Into<String>) -> Reply {
+	let body: String = body.into();
+	let len = body.len();
+	Response::new(
+		status.into(),
+		vec![],
+		Box::new(std::io::Cursor::new(body.into_bytes())) as Box<dyn Read + Send>,
+		Some(len),
+		None,
+	)
+}
+
+fn json(value: &impl serde::Serialize) -> Reply {
+	reply(200, serde_json::to_string(value).expect("plain data serializes"))
+		.with_header("Content-Type: application/json".parse::<Header>().expect("valid"))
+}
+
+fn file(path: &Path, offset: u64) -> Reply {
+	use std::io::{Seek, SeekFrom};
+	// Never through a symbolic link: a job may leave one in its outputs.
+	match fs::symlink_metadata(path) {
+		Ok(meta) if meta.is_file() => {}
+		_ => return reply(404, "no such file"),
+	}
+	let Ok(mut handle) = fs::File::open(path) else { return reply(404, "no such file") };
+	let size = handle.metadata().map(|m| m.len()).unwrap_or(0);
+	let offset = offset.min(size);
+	if handle.seek(SeekFrom::Start(offset)).is_err() {
+		return reply(500, "cannot read the file");
+	}
+	Response::new(
+		200.into(),
+		vec!["Content-Type: application/octet-stream".parse::<Header>().expect("valid")],
+		Box::new(handle.take(size - offset)) as Box<dyn Read + Send>,
+		Some((size - offset) as usize),
+		None,
+	)
+}
+
+/// A log read while the job runs: what is there, then more as it is written, until the job
+/// stops.
+struct Follow {
+	path: PathBuf,
+	offset: u64,
+	journal: Arc<Journal>,
+	lease: LeaseId,
+}
+
+impl Read for Follow {
+	fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+		use std::io::{Seek, SeekFrom};
+		loop {
+			if let Ok(mut handle) = fs::File::open(&self.path) {
+				handle.seek(SeekFrom::Start(self.offset))?;
+				let n = handle.read(buf)?;
+				if n > 0 {
+					self.offset += n as u64;
+					return Ok(n);
+				}
+			}
+			let running = matches!(
+				self.journal.get(self.lease).ok().flatten().map(|e| e.phase),
+				Some(Phase::Running | Phase::Paused | Phase::Acked | Phase::Prepared)
+			);
+			if !running {
+				return Ok(0);
+			}
+			std::thread::sleep(Duration::from_millis(300));
+		}
+	}
+}
+
+/// Percent-decodes a URL path segment (`%2F` and the like).
+fn decode(text: &str) -> Option<String> {
+	let bytes = text.as_bytes();
+	let mut out = Vec::with_capacity(bytes.len());
+	let mut i = 0;
+	while i < bytes.len() {
+		match bytes[i] {
+			b'%' => {
+				let hex = text.get(i + 1..i + 3)?;
+				out.push(u8::from_str_radix(hex, 16).ok()?);
+				i += 3;
+			}
+			byte => {
+				out.push(byte);
+				i += 1;
+			}
+		}
+	}
+	String::from_utf8(out).ok()
+}
+
+fn query(url: &str, key: &str) -> Option<String> {
+	let (_, query) = url.split_once('?')?;
+	query.split('&').find_map(|pair| {
+		let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+		(k == key).then(|| v.to_string())
+	})
+}
+
+impl Api {
+	/// Serves on `listen` from threads of its own.
+	pub fn serve(self, listen: std::net::SocketAddr) -> Result<(), String> {
+		let server = tiny_http::Server::http(listen)
+			.map_err(|e| format!("cannot serve the outputs API on {listen}: {e}"))?;
+		let server = Arc::new(server);
+		let api = Arc::new(self);
+		for n in 0..4 {
+			let (server, api) = (server.clone(), api.clone());
+			std::thread::Builder::new()
+				.name(format!("api-{n}"))
+				.spawn(move || {
+					for request in server.incoming_requests() {
+						let response = api.handle(&request);
+						let _ = request.respond(response);
+					}
+				})
+				.map_err(|e| e.to_string())?;
+		}
+		Ok(())
+	}
+
+	/// Answers one request.
+	pub fn handle(&self, request: &Request) -> Reply {
+		if request.method() != &Method::Get {
+			return reply(405, "only GET");
+		}
+		let url = request.url().to_string();
+		let path = url.split('?').next().unwrap_or_default();
+		if path == "/health" {
+			return reply(200, "ok");
+		}
+		let Some(rest) = path.strip_prefix("/leases/") else { return reply(404, "not found") };
+		let (id, rest) = rest.split_once('/').unwrap_or((rest, ""));
+		let Ok(lease) = id.parse::<LeaseId>() else { return reply(404, "not a lease id") };
+		let Ok(Some(entry)) = self.journal.get(lease) else {
+			return reply(404, format!("lease {lease} is not one of this worker's"));
+		};
+		let auth = request
+			.headers()
+			.iter()
+			.find(|h| h.field.equiv(stint_primitives::FETCH_AUTH_HEADER))
+			.map(|h| h.value.as_str().to_string());
+		if let Err((status, why)) = self.authorise(auth.as_deref(), &entry) {
+			return reply(status, why);
+		}
+		self.route(&entry, rest, &url)
+	}
+
+	fn authorise(&self, header: Option<&str>, entry: &LeaseEntry) -> Result<(), (u16, String)> {
+		let header = header.ok_or((401, "sign the request as the lease's buyer".into()))?;
+		let signed = SignedFetchAuth::from_header(header).map_err(|e| (401, e.to_string()))?;
+		let genesis = self
+			.journal
+			.meta("genesis")
+			.ok()
+			.flatten()
+			.and_then(|hex| stint_client::parse_hex32(&hex))
+			.ok_or((503, "the worker has not met its chain yet".to_string()))?;
+		let buyer = stint_primitives::WorkerKey::from_raw(entry.buyer);
+		signed.check(&genesis, entry.lease, &buyer, crate::unix_now()).map_err(|e| {
+			let status = match e {
+				FetchAuthError::Malformed
+				| FetchAuthError::Expired
+				| FetchAuthError::ExpiryTooFar
+				| FetchAuthError::WrongDomain => 401,
+				FetchAuthError::BadSignature
+				| FetchAuthError::WrongLease
+				| FetchAuthError::WrongChain => 403,
+			};
+			(status, e.to_string())
+		})
+	}
+
+	fn route(&self, entry: &LeaseEntry, rest: &str, url: &str) -> Reply {
+		let dirs = LeaseDirs::new(&self.data_dir, entry.lease);
+		let stopped = matches!(entry.phase, Phase::Exited | Phase::Done);
+		match rest {
+			"manifest" => match commit::manifest(&dirs.outputs()) {
+				Ok(manifest) => json(&manifest),
+				Err(e) => reply(500, e.to_string()),
+			},
+			"receipt" => match stopped && dirs.receipt().is_file() {
+				true => file(&dirs.receipt(), 0),
+				false => reply(404, "no receipt yet: the job has not stopped"),
+			},
+			"status" => json(&serde_json::json!({
+				"lease": entry.lease,
+				"phase": format!("{:?}", entry.phase),
+				"exit": entry.exit.map(|e| e.code),
+			})),
+			"logs/manifest" => match commit::logs_manifest(&dirs.logs()) {
+				Ok(manifest) => json(&manifest),
+				Err(e) => reply(500, e.to_string()),
+			},
+			"logs/stdout" | "logs/stderr" => {
+				let name = &rest["logs/".len()..];
+				let offset = query(url, "offset").and_then(|o| o.parse().ok()).unwrap_or(0);
+				if query(url, "follow").as_deref() == Some("1") && !stopped {
+					return Response::new(
+						200.into(),
+						vec![],
+						Box::new(Follow {
+							path: dirs.logs().join(name),
+							offset,
+							journal: self.journal.clone(),
+							lease: entry.lease,
+						}) as Box<dyn Read + Send>,
+						None,
+						None,
+					);
+				}
+				file(&dirs.logs().join(name), offset)
+			}
+			"logs/files/stdout" | "logs/files/stderr" => {
+				file(&dirs.logs().join(&rest["logs/files/".len()..]), 0)
+			}
+			other => match other.strip_prefix("files/").and_then(decode) {
+				Some(path) if is_safe_output_path(&path) => file(&dirs.outputs().join(path), 0),
+				Some(_) => reply(400, "not a path inside the outputs"),
+				None => reply(404, "not found"),
+			},
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use stint_primitives::{ExecutorKind, FetchAuth};
+
+	struct Served {
+		url: String,
+		_dir: tempfile::TempDir,
+	}
+
+	fn serve() -> Served {
+		let dir = tempfile::tempdir().unwrap();
+		let journal = Arc::new(Journal::open(&dir.path().join("journal.redb")).unwrap());
+		journal.set_meta("genesis", &format!("0x{}", hex::encode([0x11; 32]))).unwrap();
+		let buyer = stint_client::keypair("//Alice").unwrap();
+		let mut entry = LeaseEntry::new(
+			7,
+			buyer.public_key().0,
+			crate::journal::tests_spec(),
+			vec![],
+			ExecutorKind::Docker,
+		);
+		entry.phase = Phase::Done;
+		journal.put(&entry).unwrap();
+		let dirs = LeaseDirs::new(dir.path(), 7);
+		dirs.create().unwrap();
+		fs::write(dirs.outputs().join("result.txt"), b"42\n").unwrap();
+		fs::write(dir.path().join("secret"), b"provider's").unwrap();
+		std::os::unix::fs::symlink(dir.path().join("secret"), dirs.outputs().join("link")).unwrap();
+		fs::write(dirs.logs().join("stdout"), b"hello\n").unwrap();
+		let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+		let listen = format!("127.0.0.1:{port}").parse().unwrap();
+		Api { journal, data_dir: dir.path().to_path_buf() }.serve(listen).unwrap();
+		Served { url: format!("http://127.0.0.1:{port}"), _dir: dir }
+	}
+
+	fn auth(signer: &str, genesis: [u8; 32], lease: u64, expires_in: i64) -> String {
+		let pair = stint_client::keypair(signer).unwrap();
+		let expires_at = (crate::unix_now() as i64 + expires_in) as u64;
+		let auth = FetchAuth::new(genesis, lease, expires_at);
+		SignedFetchAuth { auth, signature: pair.sign(&auth.signing_bytes()).0 }.to_header()
+	}
+
+	fn get(url: &str, header: Option<String>) -> (u16, String) {
+		let mut request = ureq::get(url);
+		if let Some(header) = header {
+			request = request.set(stint_primitives::FETCH_AUTH_HEADER, &header);
+		}
+		match request.call() {
+			Ok(response) => (response.status(), response.into_string().unwrap()),
+			Err(ureq::Error::Status(status, response)) => {
+				(status, response.into_string().unwrap_or_default())
+			}
+			Err(other) => panic!("{other}"),
+		}
+	}
+
+	#[test]
+	fn only_the_buyers_live_authorisation_for_this_lease_opens_it() {
+		let served = serve();
+		let base = format!("{}/leases/7", served.url);
+		let good = || Some(auth("//Alice", [0x11; 32], 7, 60));
+		let (status, body) = get(&format!("{base}/files/result.txt"), good());
+		assert_eq!((status, body.as_str()), (200, "42\n"));
+		let (status, body) = get(&format!("{base}/manifest"), good());
+		assert_eq!(status, 200);
+		assert!(body.contains("result.txt") && !body.contains("link"), "{body}");
+		assert_eq!(get(&format!("{base}/logs/stdout?offset=2"), good()).1, "llo\n");
+
+		assert_eq!(get(&format!("{base}/manifest"), None).0, 401, "unsigned");
+		assert_eq!(
+			get(&format!("{base}/manifest"), Some(auth("//Alice", [0x11; 32], 7, -5))).0,
+			401,
+			"expired"
+		);
+		assert_eq!(get(&format!("{base}/manifest"), Some("zz".into())).0, 401, "garbage");
+		assert_eq!(
+			get(&format!("{base}/manifest"), Some(auth("//Bob", [0x11; 32], 7, 60))).0,
+			403,
+			"another key"
+		);
+		assert_eq!(
+			get(&format!("{base}/manifest"), Some(auth("//Alice", [0x11; 32], 8, 60))).0,
+			403,
+			"another lease"
+		);
+		assert_eq!(
+			get(&format!("{base}/manifest"), Some(auth("//Alice", [0x12; 32], 7, 60))).0,
+			403,
+			"another chain"
+		);
+		assert_eq!(get(&format!("{}/leases/9/manifest", served.url), good()).0, 404);
+		assert_eq!(get(&format!("{}/health", served.url), None), (200, "ok".into()));
+	}
+
+	#[test]
+	fn paths_that_climb_out_or_follow_links_are_refused() {
+		let served = serve();
+		let base = format!("{}/leases/7", served.url);
+		let good = || Some(auth("//Alice", [0x11; 32], 7, 60));
+		for climb in
+			["files/%2e%2e/%2e%2e/secret", "files/..%2F..%2Fsecret", "files/%2Fetc%2Fpasswd"]
+		{
+			let (status, body) = get(&format!("{base}/{climb}"), good());
+			assert!(status == 400 || status == 404, "{climb}: {status}");
+			assert!(!body.contains("provider's"), "{climb}");
+		}
+		let (status, body) = get(&format!("{base}/files/link"), good());
+		assert_eq!(status, 404);
+		assert!(!body.contains("provider's"));
+	}
+}

@@ -1,0 +1,235 @@
+//! Which open orders to bid on, and at what price: [`choose`] applies the configuration's policy
+//! to the orders the runtime says this worker can serve (`MarketApi::servable_orders`). It is
+//! pure; the runner sends what it returns, one order at a time, so one order's refusal never
+//! stops the others.
+
+use stint_client::BidCosts;
+use stint_primitives::{Balance, DeviceId};
+
+use crate::{config::BiddingConfig, executor::registry_of};
+
+/// An order the runtime says this worker can serve, with what the policy reads of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+	pub order: u64,
+	/// The devices the runtime would take, and each one's model.
+	pub devices: Vec<(DeviceId, String)>,
+	pub max_price_per_block: Balance,
+	pub duration: Option<u32>,
+	pub image: Vec<u8>,
+	pub max_output_bytes: u64,
+}
+
+/// Where the provider stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Standing {
+	/// Takes new leases (not paused, not exiting).
+	pub active: bool,
+	pub live_leases: u32,
+	pub standing_bids: u32,
+	/// The provider's bond not locked yet.
+	pub free_bond: Balance,
+	/// The provider's free balance (bid deposits are held from it).
+	pub free_balance: Balance,
+	pub costs: BidCosts,
+	/// Free space where outputs are written.
+	pub scratch_free_bytes: u64,
+}
+
+/// A bid to place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bid {
+	pub order: u64,
+	pub price_per_block: Balance,
+	pub devices: Vec<DeviceId>,
+}
+
+/// Why an order gets no bid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skip {
+	Disabled,
+	NotActive,
+	Full,
+	TooLong,
+	OpenEnded,
+	Registry(String),
+	OutputTooLarge,
+	DeviceNotSeen,
+	BelowOurPrice { ours: Balance },
+	BondShort,
+	DepositShort,
+}
+
+/// Our price for `devices`: each GPU at its model's price, else the default.
+pub fn price_of(policy: &BiddingConfig, devices: &[(DeviceId, String)]) -> Balance {
+	devices
+		.iter()
+		.map(|(_, model)| policy.prices.get(model).copied().unwrap_or(policy.price))
+		.fold(0, Balance::saturating_add)
+}
+
+/// The bids to place on `candidates` (in order), and why the others get none.
+pub fn choose(
+	policy: &BiddingConfig,
+	standing: &Standing,
+	candidates: &[Candidate],
+	sees: impl Fn(&DeviceId) -> bool,
+) -> (Vec<Bid>, Vec<(u64, Skip)>) {
+	let mut bids = Vec::new();
+	let mut skipped = Vec::new();
+	let mut slots = policy.max_leases.saturating_sub(standing.live_leases + standing.standing_bids);
+	let (mut bond, mut balance) = (standing.free_bond, standing.free_balance);
+	for candidate in candidates {
+		let skip = |why| (candidate.order, why);
+		let registry = std::str::from_utf8(&candidate.image)
+			.ok()
+			.and_then(|image| image.rsplit_once('@'))
+			.map(|(name, _)| registry_of(name).to_string())
+			.unwrap_or_default();
+		let collateral =
+			standing.costs.collateral_per_gpu.saturating_mul(candidate.devices.len() as Balance);
+		let ours = price_of(policy, &candidate.devices);
+		let why = if !policy.enabled {
+			Some(Skip::Disabled)
+		} else if !standing.active {
+			Some(Skip::NotActive)
+		} else if slots == 0 {
+			Some(Skip::Full)
+		} else if candidate.duration.is_some_and(|d| d > policy.max_duration) {
+			Some(Skip::TooLong)
+		} else if candidate.duration.is_none() && !policy.open_ended {
+			Some(Skip::OpenEnded)
+		} else if !policy.registries.is_empty() && !policy.registries.contains(&registry) {
+			Some(Skip::Registry(registry))
+		} else if candidate.max_output_bytes > standing.scratch_free_bytes {
+			Some(Skip::OutputTooLarge)
+		} else if !candidate.devices.iter().all(|(device, _)| sees(device)) {
+			Some(Skip::DeviceNotSeen)
+		} else if ours > candidate.max_price_per_block {
+			Some(Skip::BelowOurPrice { ours })
+		} else if collateral > bond {
+			Some(Skip::BondShort)
+		} else if standing.costs.bid_deposit > balance {
+			Some(Skip::DepositShort)
+		} else {
+			None
+		};
+		match why {
+			Some(why) => skipped.push(skip(why)),
+			None => {
+				slots -= 1;
+				bond -= collateral;
+				balance -= standing.costs.bid_deposit;
+				bids.push(Bid {
+					order: candidate.order,
+					price_per_block: ours,
+					devices: candidate.devices.iter().map(|(device, _)| *device).collect(),
+				});
+			}
+		}
+	}
+	(bids, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use stint_primitives::{MILLI_STINT, STINT};
+
+	fn policy() -> BiddingConfig {
+		let mut policy = BiddingConfig::default();
+		policy.price = 10 * MILLI_STINT;
+		policy.prices.insert("NVIDIA H200".into(), 20 * MILLI_STINT);
+		policy.max_leases = 3;
+		policy.max_duration = 1000;
+		policy
+	}
+
+	fn standing() -> Standing {
+		Standing {
+			active: true,
+			live_leases: 0,
+			standing_bids: 0,
+			free_bond: 1000 * STINT,
+			free_balance: 1000 * STINT,
+			costs: BidCosts { bid_deposit: STINT, collateral_per_gpu: 10 * STINT },
+			scratch_free_bytes: 1 << 30,
+		}
+	}
+
+	fn order(id: u64, model: &str) -> Candidate {
+		Candidate {
+			order: id,
+			devices: vec![([id as u8; 32], model.into())],
+			max_price_per_block: STINT,
+			duration: Some(100),
+			image: format!("ghcr.io/acme/x@sha256:{}", "a".repeat(64)).into_bytes(),
+			max_output_bytes: 1 << 20,
+		}
+	}
+
+	#[test]
+	fn each_gpu_is_priced_by_its_model() {
+		let (bids, skipped) =
+			choose(&policy(), &standing(), &[order(1, "NVIDIA H200"), order(2, "other")], |_| true);
+		assert!(skipped.is_empty());
+		assert_eq!(bids[0].price_per_block, 20 * MILLI_STINT);
+		assert_eq!(bids[1].price_per_block, 10 * MILLI_STINT);
+		assert_eq!(bids[1].devices, vec![[2; 32]]);
+	}
+
+	#[test]
+	fn the_policy_says_why_an_order_gets_no_bid() {
+		let mut cheap = order(1, "x");
+		cheap.max_price_per_block = MILLI_STINT;
+		let mut long = order(2, "x");
+		long.duration = Some(5000);
+		let mut open = order(3, "x");
+		open.duration = None;
+		let mut big = order(4, "x");
+		big.max_output_bytes = 2 << 30;
+		let unseen = order(5, "x");
+		let mut policy = policy();
+		policy.open_ended = false;
+		policy.max_leases = 10;
+		let (bids, skipped) =
+			choose(&policy, &standing(), &[cheap, long, open, big, unseen], |d| d != &[5; 32]);
+		assert!(bids.is_empty());
+		let reasons: Vec<Skip> = skipped.into_iter().map(|(_, why)| why).collect();
+		assert_eq!(
+			reasons,
+			vec![
+				Skip::BelowOurPrice { ours: 10 * MILLI_STINT },
+				Skip::TooLong,
+				Skip::OpenEnded,
+				Skip::OutputTooLarge,
+				Skip::DeviceNotSeen
+			]
+		);
+		policy.registries = vec!["docker.io".into()];
+		let (_, skipped) = choose(&policy, &standing(), &[order(6, "x")], |_| true);
+		assert_eq!(skipped, vec![(6, Skip::Registry("ghcr.io".into()))]);
+	}
+
+	#[test]
+	fn bids_stop_at_the_cap_and_the_bond_and_never_while_paused() {
+		let orders: Vec<_> = (1..=5).map(|i| order(i, "x")).collect();
+		let mut busy = standing();
+		busy.live_leases = 1;
+		busy.standing_bids = 1;
+		let (bids, skipped) = choose(&policy(), &busy, &orders, |_| true);
+		assert_eq!(bids.len(), 1);
+		assert!(skipped.iter().all(|(_, why)| *why == Skip::Full));
+		let mut poor = standing();
+		poor.free_bond = 15 * STINT;
+		let (bids, skipped) = choose(&policy(), &poor, &orders, |_| true);
+		assert_eq!(bids.len(), 1);
+		assert_eq!(skipped[0], (2, Skip::BondShort));
+		let mut no_deposit = standing();
+		no_deposit.free_balance = STINT / 2;
+		assert_eq!(choose(&policy(), &no_deposit, &orders, |_| true).1[0].1, Skip::DepositShort);
+		let mut paused = standing();
+		paused.active = false;
+		assert!(choose(&policy(), &paused, &orders, |_| true).0.is_empty());
+	}
+}

@@ -1,0 +1,231 @@
+//! The worker's side of the chain: a [`Failover`] connection over the configured nodes, and the
+//! journal-first way every extrinsic is sent ([`Chain::send`]): signed, written to the journal,
+//! then broadcast; after a crash the same bytes are sent again, so the chain sees one
+//! transaction, never two.
+
+use std::time::Duration;
+
+use stint_client::{Backoff, Client, Error, Failover, Keypair, Payload, Wait};
+use stint_primitives::LeaseId;
+
+use crate::{
+	journal::{Journal, JournalError, SignedExtrinsic},
+	log,
+	metrics::Metrics,
+};
+
+/// How long one read or send may take before the connection counts as broken.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Points where tests make the worker crash (`STINT_WORKER_CRASH_AT`), to prove that a restart
+/// from any of them sends exactly one result.
+pub fn crash_point(point: &str) {
+	if std::env::var("STINT_WORKER_CRASH_AT").is_ok_and(|at| at == point) {
+		log::error("chain", None, format!("crashing at {point} (STINT_WORKER_CRASH_AT)"));
+		std::process::abort();
+	}
+}
+
+/// The node connection, and the worker key's nonces.
+///
+/// Every transaction the worker signs takes its nonce here: the larger of the pool's next nonce
+/// and one past the last this worker handed out. Tasks signing at once never share a nonce, and a
+/// transaction signed and journaled but not yet sent (a crash between the two) keeps its nonce:
+/// nothing else is signed with it before it is sent again ([`Chain::reserve`] at start-up).
+pub struct Chain {
+	pub failover: Failover,
+	metrics: Metrics,
+	next_nonce: tokio::sync::Mutex<Option<u64>>,
+}
+
+/// How a send ended.
+#[derive(Debug)]
+pub enum Sent {
+	/// In a block, and it succeeded.
+	Included,
+	/// In a block, and the chain refused it (a pallet error).
+	Refused(String),
+	/// Not accepted: the pool rejected it (stale nonce, expired, already in), or the node
+	/// broke off. The journal's copy is dropped when `drop_signed` is set, so the next try
+	/// signs again (around the same report).
+	Rejected { why: String, drop_signed: bool },
+}
+
+impl Chain {
+	pub fn new(urls: Vec<String>, metrics: Metrics) -> Result<Self, Error> {
+		let backoff =
+			Backoff { first: Duration::from_millis(500), max: Duration::from_secs(4), rounds: 3 };
+		Ok(Self {
+			failover: Failover::new(urls, backoff)?,
+			metrics,
+			next_nonce: tokio::sync::Mutex::new(None),
+		})
+	}
+
+	/// Keeps `nonce` (of a journaled transaction not known to be in) from being handed out.
+	pub async fn reserve(&self, nonce: u64) {
+		let mut next = self.next_nonce.lock().await;
+		*next = Some(next.unwrap_or(0).max(nonce + 1));
+	}
+
+	/// Forgets the nonces handed out: the next one is read from the pool again (after a
+	/// transaction was rejected, so that its nonce is not left as a gap).
+	pub async fn resync(&self) {
+		*self.next_nonce.lock().await = None;
+	}
+
+	/// Signs `call` with the next nonce of `signer`.
+	pub async fn sign(
+		&self,
+		client: &Client,
+		call: &impl Payload,
+		signer: &Keypair,
+	) -> Result<stint_client::SignedTx, Error> {
+		let mut next = self.next_nonce.lock().await;
+		let pool = client.next_nonce(&stint_client::account_of(signer)).await?;
+		let nonce = pool.max(next.unwrap_or(0));
+		let signed = client.sign(call, signer, Some(nonce)).await?;
+		*next = Some(nonce + 1);
+		Ok(signed)
+	}
+
+	/// Signs and sends `call` (not journaled: bids, retractions, settlements), waiting for a
+	/// block.
+	pub async fn submit(
+		&self,
+		call: &impl Payload,
+		signer: &Keypair,
+		kind: &str,
+	) -> Result<stint_client::Included, Error> {
+		let client = self.client().await?;
+		let signed = tokio::time::timeout(CALL_TIMEOUT, self.sign(&client, call, signer))
+			.await
+			.map_err(|_| Error::Rpc("signing timed out".into()))??;
+		let sent = tokio::time::timeout(
+			CALL_TIMEOUT,
+			client.broadcast(&signed.bytes, Wait::InBlock, |_| {}),
+		)
+		.await
+		.map_err(|_| Error::Rpc("no answer in time".into()))
+		.and_then(|sent| sent);
+		if let Err(Error::Rejected(_)) = &sent {
+			self.resync().await;
+		}
+		let result = if sent.is_ok() { "ok" } else { "error" };
+		self.metrics.submissions.with_label_values(&[kind, result]).inc();
+		sent
+	}
+
+	pub async fn client(&self) -> Result<Client, Error> {
+		let client = self.failover.client().await?;
+		self.metrics.chain_connected.set(1);
+		Ok(client)
+	}
+
+	/// Drops the connection and connects again (to the next node that answers).
+	pub async fn reconnect(&self) -> Result<Client, Error> {
+		self.metrics.chain_connected.set(0);
+		self.metrics.reconnects.inc();
+		let client = self.failover.reconnect().await?;
+		self.metrics.chain_connected.set(1);
+		Ok(client)
+	}
+
+	/// Sends `call` for the journal slot `slot` of `lease`, signed by `signer`: the bytes
+	/// already signed for that slot if there are any, else newly signed ones, recorded in the
+	/// journal before they leave. Waits for a block.
+	pub async fn send(
+		&self,
+		journal: &Journal,
+		lease: LeaseId,
+		slot: &str,
+		call: &impl Payload,
+		signer: &Keypair,
+	) -> Result<Sent, JournalError> {
+		let kind = slot.split('/').next().unwrap_or(slot).to_string();
+		let client = match self.client().await {
+			Ok(client) => client,
+			Err(e) => return Ok(Sent::Rejected { why: e.to_string(), drop_signed: false }),
+		};
+		let mut entry = journal
+			.get(lease)?
+			.ok_or_else(|| JournalError::Db(format!("lease {lease} is not in the journal")))?;
+		let signed = match entry.extrinsics.get(slot) {
+			// In a block already: sending it again could only be refused.
+			Some(signed) if signed.included => return Ok(Sent::Included),
+			Some(signed) => signed.clone(),
+			None => {
+				let tx = match tokio::time::timeout(CALL_TIMEOUT, self.sign(&client, call, signer))
+					.await
+				{
+					Ok(Ok(tx)) => tx,
+					Ok(Err(e)) => {
+						return Ok(Sent::Rejected { why: e.to_string(), drop_signed: false })
+					}
+					Err(_) => {
+						return Ok(Sent::Rejected {
+							why: "signing timed out".into(),
+							drop_signed: false,
+						})
+					}
+				};
+				let signed = SignedExtrinsic {
+					slot: slot.to_string(),
+					bytes: tx.bytes,
+					hash: tx.hash,
+					nonce: tx.nonce,
+					included: false,
+				};
+				entry.extrinsics.insert(slot.to_string(), signed.clone());
+				journal.put(&entry)?;
+				crash_point(&format!("after-sign-{kind}"));
+				signed
+			}
+		};
+		let sent = tokio::time::timeout(
+			CALL_TIMEOUT,
+			client.broadcast(&signed.bytes, Wait::InBlock, |_| {}),
+		)
+		.await;
+		crash_point(&format!("after-broadcast-{kind}"));
+		let outcome = match sent {
+			Ok(Ok(_)) => Sent::Included,
+			Ok(Err(Error::Dispatch { pallet, error, docs })) => {
+				Sent::Refused(format!("{pallet}.{error}: {docs}"))
+			}
+			Ok(Err(Error::Refused(why))) => Sent::Refused(why),
+			Ok(Err(Error::Rejected(why))) => {
+				// Stale (its nonce was used: it, or another, is in), or expired, or invalid:
+				// these bytes will never go in again.
+				let dead = ["stale", "outdated", "invalid", "ancient", "bad proof"]
+					.iter()
+					.any(|word| why.to_lowercase().contains(word));
+				Sent::Rejected { why, drop_signed: dead }
+			}
+			Ok(Err(other)) => Sent::Rejected { why: other.to_string(), drop_signed: false },
+			Err(_) => Sent::Rejected { why: "no answer in time".into(), drop_signed: false },
+		};
+		let result = match &outcome {
+			Sent::Included => "ok",
+			Sent::Refused(_) => "refused",
+			Sent::Rejected { .. } => "rejected",
+		};
+		self.metrics.submissions.with_label_values(&[&kind, result]).inc();
+		let mut entry = journal.get(lease)?.unwrap_or(entry);
+		match &outcome {
+			Sent::Included | Sent::Refused(_) => {
+				if let Some(record) = entry.extrinsics.get_mut(slot) {
+					record.included = true;
+				}
+				journal.put(&entry)?;
+			}
+			Sent::Rejected { drop_signed: true, .. } => {
+				entry.extrinsics.remove(slot);
+				journal.put(&entry)?;
+				self.resync().await;
+			}
+			Sent::Rejected { .. } => {}
+		}
+		Ok(outcome)
+	}
+}

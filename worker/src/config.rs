@@ -1,0 +1,377 @@
+//! `worker.toml`: where the chain is, which key signs, where jobs run and what to bid on.
+//!
+//! ```toml
+//! [chain]
+//! urls = ["ws://127.0.0.1:9944"]       # tried in turn; the first that answers is used
+//!
+//! [worker]
+//! key = "//Eve//stash"                  # secret URI or key file: the machine's worker key
+//! data_dir = "/var/lib/stint-worker"    # journal, per lease its inputs, outputs and logs
+//!                                       # (relative: from this file's folder)
+//! gpus = "auto"                          # "off": no GPU passthrough (dev and local chains only)
+//! executor = "docker"                    # or "native" (programs named below, unisolated)
+//! retention_days = 7                     # outputs are served this long after a lease ends
+//!
+//! [api]
+//! listen = "127.0.0.1:8600"             # the outputs API (the endpoint the provider registered)
+//!
+//! [metrics]
+//! listen = "127.0.0.1:9616"             # Prometheus
+//!
+//! [bidding]
+//! enabled = true
+//! floor = "0.001"                        # STINT per GPU per block, never below
+//! price = "0.01"                         # STINT per GPU per block, unless the model has its own
+//! prices = { "NVIDIA H200" = "0.02" }
+//! max_leases = 4                         # live leases plus standing bids
+//! max_duration = 100000                  # blocks; longer fixed orders are not bid on
+//! open_ended = true                      # bid on orders without a fixed duration
+//! registries = []                        # allowed image registries (empty: any)
+//! settle_every = 100                     # blocks between settlements of each live stream
+//! ```
+
+use std::{
+	collections::BTreeMap,
+	net::SocketAddr,
+	path::{Path, PathBuf},
+};
+
+use serde::Deserialize;
+use stint_primitives::Balance;
+
+/// The whole configuration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+	pub chain: ChainConfig,
+	pub worker: WorkerConfig,
+	#[serde(default)]
+	pub api: ApiConfig,
+	#[serde(default)]
+	pub metrics: MetricsConfig,
+	#[serde(default)]
+	pub bidding: BiddingConfig,
+	#[serde(default)]
+	pub limits: Limits,
+	#[serde(default)]
+	pub native: NativeConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainConfig {
+	pub urls: Vec<String>,
+	/// Seconds without a new finalized block before the connection counts as half-open.
+	#[serde(default = "default_stall")]
+	pub stall_secs: u64,
+	/// Failed reconnections in a row before the worker exits for its supervisor to restart it.
+	#[serde(default = "default_failures")]
+	pub max_failures: u32,
+}
+
+fn default_stall() -> u64 {
+	60
+}
+fn default_failures() -> u32 {
+	3
+}
+
+/// Whether the leased GPUs are passed to jobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuMode {
+	/// The GPUs the probe sees; leases on others are not run.
+	#[default]
+	Auto,
+	/// No GPU passthrough: jobs run on the CPU. Only on development and local chains.
+	Off,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutorChoice {
+	#[default]
+	Docker,
+	Native,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+	/// The worker key: a secret URI or a file holding one.
+	pub key: String,
+	pub data_dir: PathBuf,
+	#[serde(default)]
+	pub gpus: GpuMode,
+	#[serde(default)]
+	pub executor: ExecutorChoice,
+	#[serde(default = "default_retention")]
+	pub retention_days: u64,
+	/// Acknowledge at the latest this many blocks before the deadline.
+	#[serde(default = "default_ack_margin")]
+	pub ack_margin: u32,
+	/// Fetch inputs from loopback and private addresses (a buyer could otherwise make the worker
+	/// read services on the provider's own network). For tests and trusted networks only.
+	#[serde(default)]
+	pub allow_private_inputs: bool,
+}
+
+fn default_retention() -> u64 {
+	7
+}
+fn default_ack_margin() -> u32 {
+	2
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+	#[serde(default = "default_api")]
+	pub listen: SocketAddr,
+}
+
+impl Default for ApiConfig {
+	fn default() -> Self {
+		Self { listen: default_api() }
+	}
+}
+
+fn default_api() -> SocketAddr {
+	"127.0.0.1:8600".parse().expect("a valid address")
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+	#[serde(default = "default_metrics")]
+	pub listen: SocketAddr,
+}
+
+impl Default for MetricsConfig {
+	fn default() -> Self {
+		Self { listen: default_metrics() }
+	}
+}
+
+fn default_metrics() -> SocketAddr {
+	"127.0.0.1:9616".parse().expect("a valid address")
+}
+
+/// Prices are written in STINT (`"0.01"`); `u` suffix for plain units.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BiddingConfig {
+	#[serde(default = "yes")]
+	pub enabled: bool,
+	#[serde(default = "default_floor", deserialize_with = "stint")]
+	pub floor: Balance,
+	#[serde(default = "default_price", deserialize_with = "stint")]
+	pub price: Balance,
+	#[serde(default, deserialize_with = "stint_map")]
+	pub prices: BTreeMap<String, Balance>,
+	#[serde(default = "default_max_leases")]
+	pub max_leases: u32,
+	#[serde(default = "default_max_duration")]
+	pub max_duration: u32,
+	#[serde(default = "yes")]
+	pub open_ended: bool,
+	#[serde(default)]
+	pub registries: Vec<String>,
+	#[serde(default = "default_settle_every")]
+	pub settle_every: u32,
+}
+
+impl Default for BiddingConfig {
+	fn default() -> Self {
+		Self {
+			enabled: true,
+			floor: default_floor(),
+			price: default_price(),
+			prices: BTreeMap::new(),
+			max_leases: default_max_leases(),
+			max_duration: default_max_duration(),
+			open_ended: true,
+			registries: Vec::new(),
+			settle_every: default_settle_every(),
+		}
+	}
+}
+
+fn yes() -> bool {
+	true
+}
+fn default_floor() -> Balance {
+	stint_primitives::MILLI_STINT
+}
+fn default_price() -> Balance {
+	10 * stint_primitives::MILLI_STINT
+}
+fn default_max_leases() -> u32 {
+	4
+}
+fn default_max_duration() -> u32 {
+	100_000
+}
+fn default_settle_every() -> u32 {
+	100
+}
+
+fn stint<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Balance, D::Error> {
+	let text = String::deserialize(d)?;
+	stint_client::parse_stint(&text).map_err(serde::de::Error::custom)
+}
+
+fn stint_map<'de, D: serde::Deserializer<'de>>(
+	d: D,
+) -> Result<BTreeMap<String, Balance>, D::Error> {
+	BTreeMap::<String, String>::deserialize(d)?
+		.into_iter()
+		.map(|(model, text)| {
+			stint_client::parse_stint(&text)
+				.map(|price| (model, price))
+				.map_err(serde::de::Error::custom)
+		})
+		.collect()
+}
+
+/// What one job may use of the host.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+	/// The most processes in a job.
+	#[serde(default = "default_pids")]
+	pub pids: i64,
+	/// Seconds between SIGTERM and SIGKILL when a job is stopped.
+	#[serde(default = "default_grace")]
+	pub stop_grace_secs: u32,
+	/// The most bytes of each log (stdout, stderr) kept.
+	#[serde(default = "default_log_bytes")]
+	pub log_bytes: u64,
+	/// `/tmp` in the job, in MiB.
+	#[serde(default = "default_tmp")]
+	pub tmp_mib: u64,
+}
+
+impl Default for Limits {
+	fn default() -> Self {
+		Self {
+			pids: default_pids(),
+			stop_grace_secs: default_grace(),
+			log_bytes: default_log_bytes(),
+			tmp_mib: default_tmp(),
+		}
+	}
+}
+
+fn default_pids() -> i64 {
+	512
+}
+fn default_grace() -> u32 {
+	10
+}
+fn default_log_bytes() -> u64 {
+	16 << 20
+}
+fn default_tmp() -> u64 {
+	1024
+}
+
+/// Programs the native executor may run: an order's image `native/<name>@sha256:<digest>` runs
+/// the program `name` when the file's sha256 is that digest.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NativeConfig {
+	#[serde(default)]
+	pub programs: Vec<NativeProgram>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NativeProgram {
+	pub name: String,
+	pub path: PathBuf,
+	/// 64 hex digits.
+	pub sha256: String,
+}
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+	#[error("cannot read {0}: {1}")]
+	Read(PathBuf, std::io::Error),
+	#[error("{0}: {1}")]
+	Parse(PathBuf, String),
+	#[error("{0}: {1}")]
+	Invalid(PathBuf, String),
+}
+
+impl Config {
+	/// Reads and checks `path`.
+	pub fn load(path: &Path) -> Result<Self, ConfigError> {
+		let text =
+			std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_path_buf(), e))?;
+		Self::parse(&text).map_err(|why| ConfigError::Parse(path.to_path_buf(), why))
+	}
+
+	/// Parses and checks a configuration's text.
+	pub fn parse(text: &str) -> Result<Self, String> {
+		let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+		if config.chain.urls.is_empty() {
+			return Err("[chain] urls: give at least one node URL".into());
+		}
+		if config.bidding.floor > config.bidding.price {
+			return Err("[bidding] price is below floor".into());
+		}
+		if let Some((model, _)) =
+			config.bidding.prices.iter().find(|(_, price)| **price < config.bidding.floor)
+		{
+			return Err(format!("[bidding] the price of {model} is below floor"));
+		}
+		for program in &config.native.programs {
+			if stint_client::parse_hex32(&program.sha256).is_none() {
+				return Err(format!("[native] {}: sha256 is not 64 hex digits", program.name));
+			}
+		}
+		Ok(config)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	const MINIMAL: &str = r#"
+		[chain]
+		urls = ["ws://127.0.0.1:9944"]
+		[worker]
+		key = "//Eve//stash"
+		data_dir = "/tmp/w"
+	"#;
+
+	#[test]
+	fn a_minimal_file_takes_the_documented_defaults() {
+		let config = Config::parse(MINIMAL).unwrap();
+		assert_eq!(config.worker.gpus, GpuMode::Auto);
+		assert_eq!(config.worker.executor, ExecutorChoice::Docker);
+		assert_eq!(config.api.listen.to_string(), "127.0.0.1:8600");
+		assert_eq!(config.chain.stall_secs, 60);
+		assert_eq!(config.chain.max_failures, 3);
+		assert_eq!(config.bidding.price, 10 * stint_primitives::MILLI_STINT);
+		assert!(config.bidding.enabled && config.bidding.open_ended);
+		assert!(!config.worker.allow_private_inputs);
+	}
+
+	#[test]
+	fn mistakes_are_named() {
+		let unknown = format!("{MINIMAL}\n[bidding]\nprise = \"1\"\n");
+		assert!(Config::parse(&unknown).unwrap_err().contains("prise"));
+		let below = format!("{MINIMAL}\n[bidding]\nfloor = \"1\"\nprice = \"0.5\"\n");
+		assert!(Config::parse(&below).unwrap_err().contains("below floor"));
+		let model = format!("{MINIMAL}\n[bidding]\nprices = {{ \"H100\" = \"0.0001\" }}\n");
+		assert!(Config::parse(&model).unwrap_err().contains("H100"));
+		let gpus = MINIMAL.replace("data_dir", "gpus = \"some\"\ndata_dir");
+		assert!(Config::parse(&gpus).is_err());
+		let none = MINIMAL.replace("[\"ws://127.0.0.1:9944\"]", "[]");
+		assert!(Config::parse(&none).unwrap_err().contains("at least one"));
+	}
+}

@@ -1,0 +1,293 @@
+//! What to do about each lease, decided from state alone: [`plan`] takes the chain's view of a
+//! lease at a finalized block, the journal's, and the executor's, and returns the actions that
+//! bring them together. It reads nothing and changes nothing, so it is table-tested, and it is
+//! idempotent: the runner calls it at every finalized block and runs only what it returns.
+//!
+//! Two rules carry the design:
+//! - A job is stopped, paused or given up only on what a finalized block says. A lease the chain
+//!   could not be read for ([`OnChain::Unknown`]) is left exactly as it is: an RPC blip never
+//!   tears down a healthy job.
+//! - Nothing is done twice: a slot already signed is re-sent, never signed again, and a lease
+//!   with an action in flight gets no new one.
+
+use stint_primitives::{BlockNumber, LeaseId, NextDuty, StopReason};
+
+use crate::{
+	executor::JobState,
+	journal::{LeaseEntry, Phase},
+};
+
+/// A lease as the chain says at a finalized block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnChain {
+	/// Live, assigned to this worker key, with its next duty.
+	Live {
+		next: NextDuty<BlockNumber>,
+		/// The most blocks between checkpoints (open-ended leases).
+		checkpoint_interval: BlockNumber,
+	},
+	/// Read, and no longer live (ended with a result, closed, out of funds, slashed…).
+	Ended,
+	/// Not read (the node did not answer): touch nothing.
+	Unknown,
+}
+
+/// Everything [`plan`] needs about one lease.
+#[derive(Clone, Copy, Debug)]
+pub struct LeaseView<'a> {
+	pub id: LeaseId,
+	pub chain: OnChain,
+	pub entry: Option<&'a LeaseEntry>,
+	/// The job as the executor sees it, if it has one for this lease.
+	pub job: Option<JobState>,
+	/// An action on this lease is still running.
+	pub in_flight: bool,
+	/// The operator said to take over this lease (`--adopt`).
+	pub adopt: bool,
+}
+
+/// Where the chain is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Now {
+	pub block: BlockNumber,
+	/// Seconds since the Unix epoch (for the retention of ended leases' outputs).
+	pub unix: u64,
+	pub retention_secs: u64,
+}
+
+/// One step for the runner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+	/// A new lease: journal it, resolve the image, fetch and check the inputs, check the disk.
+	Prepare(LeaseId),
+	/// Acknowledge it (or send the signed acknowledgement again).
+	Ack(LeaseId),
+	/// Start the job.
+	Start(LeaseId),
+	/// The job stopped: collect its exit code and logs, build the receipt, sign once, submit
+	/// the final result (or send the signed one again).
+	Commit(LeaseId),
+	/// Sign checkpoint `sequence` (once) and submit it.
+	Checkpoint(LeaseId, u32),
+	/// Stop the job (SIGTERM, grace, SIGKILL) for `reason`.
+	Stop(LeaseId, StopReason),
+	Pause(LeaseId),
+	Unpause(LeaseId),
+	/// The job vanished: it is reported with the reserved code for a lost container.
+	Lost(LeaseId),
+	/// The lease ended on chain: stop whatever runs and keep the outputs for the retention.
+	Finish(LeaseId),
+	/// The retention is over: remove the job, its files and its journal entry.
+	Forget(LeaseId),
+	/// Take over a lease acknowledged elsewhere with this key (`--adopt`).
+	Adopt(LeaseId),
+	/// Something the worker must not fix by itself.
+	Alert(LeaseId, String),
+}
+
+/// The actions for one lease.
+pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
+	use Action::*;
+	let id = view.id;
+	if view.in_flight {
+		return Vec::new();
+	}
+	let (next, interval) = match view.chain {
+		OnChain::Unknown => return Vec::new(),
+		OnChain::Ended => return plan_ended(view, now),
+		OnChain::Live { next, checkpoint_interval } => (next, checkpoint_interval),
+	};
+	let Some(entry) = view.entry else {
+		return match next {
+			NextDuty::Ack { .. } => vec![Prepare(id)],
+			_ if view.adopt => vec![Adopt(id)],
+			_ => vec![Alert(
+				id,
+				"a live lease on this worker key that this journal never acknowledged: left \
+				 alone (restart with --adopt <lease> to take it over)"
+					.into(),
+			)],
+		};
+	};
+	let job = view.job;
+	match (next, entry.phase) {
+		(_, Phase::Done) => Vec::new(),
+		// Not acknowledged yet.
+		(NextDuty::Ack { .. }, Phase::Preparing) => vec![Prepare(id)],
+		(NextDuty::Ack { .. }, Phase::Prepared | Phase::OrderFault | Phase::Acked) => {
+			vec![Ack(id)]
+		}
+		// Acknowledged, and further along: the finalized block has not caught up yet.
+		(NextDuty::Ack { .. }, _) => Vec::new(),
+		// Acknowledged: the order was at fault, report it; otherwise run.
+		(_, Phase::OrderFault) => vec![Commit(id)],
+		(NextDuty::Suspended, Phase::Prepared | Phase::Acked) => Vec::new(),
+		(_, Phase::Prepared | Phase::Acked) => vec![Start(id)],
+		(_, Phase::Preparing) => vec![Prepare(id)],
+		(_, Phase::Exited) => vec![Commit(id)],
+		(next, Phase::Running | Phase::Paused) => match job {
+			Some(JobState::Exited { .. }) => vec![Commit(id)],
+			None | Some(JobState::Missing) => vec![Lost(id)],
+			Some(JobState::Created) => vec![Start(id)],
+			Some(JobState::Running) | Some(JobState::Paused) => {
+				let paused = job == Some(JobState::Paused);
+				match next {
+					NextDuty::Suspended if !paused => vec![Pause(id)],
+					NextDuty::Suspended => Vec::new(),
+					_ if paused => vec![Unpause(id)],
+					NextDuty::Result { ends_at, .. } if now.block >= ends_at => {
+						vec![Stop(id, StopReason::TimeLimit)]
+					}
+					NextDuty::Checkpoint { sequence, by }
+						if now.block >= by.saturating_sub(interval / 2) =>
+					{
+						vec![Checkpoint(id, sequence)]
+					}
+					_ => Vec::new(),
+				}
+			}
+		},
+	}
+}
+
+fn plan_ended(view: &LeaseView, now: &Now) -> Vec<Action> {
+	let Some(entry) = view.entry else { return Vec::new() };
+	match entry.phase {
+		Phase::Done => match entry.ended_at {
+			Some(ended) if now.unix >= ended.saturating_add(now.retention_secs) => {
+				vec![Action::Forget(view.id)]
+			}
+			_ => Vec::new(),
+		},
+		_ => vec![Action::Finish(view.id)],
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use stint_primitives::{ExecutorKind, ReportKind, ResultCommitment};
+
+	const NOW: Now = Now { block: 100, unix: 1_000_000, retention_secs: 3600 };
+	const ACK: OnChain = OnChain::Live { next: NextDuty::Ack { by: 110 }, checkpoint_interval: 50 };
+	const FIXED: OnChain =
+		OnChain::Live { next: NextDuty::Result { ends_at: 150, by: 160 }, checkpoint_interval: 50 };
+	const FIXED_OVER: OnChain =
+		OnChain::Live { next: NextDuty::Result { ends_at: 100, by: 110 }, checkpoint_interval: 50 };
+	const SUSPENDED: OnChain = OnChain::Live { next: NextDuty::Suspended, checkpoint_interval: 50 };
+
+	fn open(by: BlockNumber) -> OnChain {
+		OnChain::Live { next: NextDuty::Checkpoint { sequence: 3, by }, checkpoint_interval: 50 }
+	}
+
+	fn entry(phase: Phase) -> LeaseEntry {
+		let mut entry =
+			LeaseEntry::new(7, [1; 32], crate::journal::tests_spec(), vec![], ExecutorKind::Docker);
+		entry.phase = phase;
+		entry
+	}
+
+	fn plan_of(chain: OnChain, entry: Option<&LeaseEntry>, job: Option<JobState>) -> Vec<Action> {
+		plan(&LeaseView { id: 7, chain, entry, job, in_flight: false, adopt: false }, &NOW)
+	}
+
+	use Action::*;
+	use JobState as J;
+	use Phase::*;
+
+	#[test]
+	fn the_table() {
+		let exited = Some(J::Exited { code: 0, oom: false });
+		#[rustfmt::skip]
+		let table: Vec<(&str, OnChain, Option<Phase>, Option<JobState>, Vec<Action>)> = vec![
+			("new lease: prepare", ACK, None, None, vec![Prepare(7)]),
+			("prepared: ack", ACK, Some(Prepared), None, vec![Ack(7)]),
+			("order at fault: still ack", ACK, Some(OrderFault), None, vec![Ack(7)]),
+			("ack sent, not seen yet: send again", ACK, Some(Acked), None, vec![Ack(7)]),
+			("running, finality behind: wait", ACK, Some(Running), Some(J::Running), vec![]),
+			("committed, finality behind: wait", ACK, Some(Exited), None, vec![]),
+			("acked: start", FIXED, Some(Acked), None, vec![Start(7)]),
+			("acked elsewhere in the table: start", open(140), Some(Prepared), None, vec![Start(7)]),
+			("order at fault, acked: report it", FIXED, Some(OrderFault), None, vec![Commit(7)]),
+			("running, before its end: nothing", FIXED, Some(Running), Some(J::Running), vec![]),
+			("running, at its end: stop", FIXED_OVER, Some(Running), Some(J::Running), vec![Stop(7, StopReason::TimeLimit)]),
+			("exited: commit", FIXED, Some(Running), exited, vec![Commit(7)]),
+			("exited while the worker was down: commit", open(140), Some(Running), exited, vec![Commit(7)]),
+			("committing: commit (re-send)", FIXED, Some(Exited), exited, vec![Commit(7)]),
+			("vanished: lost", FIXED, Some(Running), Some(J::Missing), vec![Lost(7)]),
+			("not found at all: lost", FIXED, Some(Running), None, vec![Lost(7)]),
+			("suspended: pause", SUSPENDED, Some(Running), Some(J::Running), vec![Pause(7)]),
+			("suspended and paused: nothing", SUSPENDED, Some(Paused), Some(J::Paused), vec![]),
+			("resumed: unpause", FIXED, Some(Paused), Some(J::Paused), vec![Unpause(7)]),
+			("suspended before start: wait", SUSPENDED, Some(Acked), None, vec![]),
+			("open-ended, checkpoint far: nothing", open(140), Some(Running), Some(J::Running), vec![]),
+			("open-ended, half the interval left: checkpoint", open(125), Some(Running), Some(J::Running), vec![Checkpoint(7, 3)]),
+			("ended on chain while running: finish", OnChain::Ended, Some(Running), Some(J::Running), vec![Finish(7)]),
+			("ended on chain after commit: finish", OnChain::Ended, Some(Exited), exited, vec![Finish(7)]),
+			("ended and done: keep", OnChain::Ended, Some(Done), exited, vec![]),
+			("not ours, ended: nothing", OnChain::Ended, None, None, vec![]),
+			("unknown: touch nothing", OnChain::Unknown, Some(Running), Some(J::Running), vec![]),
+			("unknown, exited: still nothing", OnChain::Unknown, Some(Running), exited, vec![]),
+			("done: nothing", FIXED, Some(Done), exited, vec![]),
+		];
+		for (name, chain, phase, job, expected) in table {
+			let entry = phase.map(entry);
+			assert_eq!(plan_of(chain, entry.as_ref(), job), expected, "{name}");
+		}
+	}
+
+	#[test]
+	fn a_lease_this_journal_never_saw_is_left_alone_unless_adopted() {
+		let actions = plan_of(FIXED, None, Some(J::Running));
+		assert!(matches!(actions.as_slice(), [Alert(7, why)] if why.contains("--adopt")));
+		let view = LeaseView {
+			id: 7,
+			chain: FIXED,
+			entry: None,
+			job: None,
+			in_flight: false,
+			adopt: true,
+		};
+		assert_eq!(plan(&view, &NOW), vec![Adopt(7)]);
+	}
+
+	#[test]
+	fn nothing_is_planned_while_an_action_is_in_flight() {
+		let entry = entry(Running);
+		let view = LeaseView {
+			id: 7,
+			chain: FIXED_OVER,
+			entry: Some(&entry),
+			job: Some(J::Running),
+			in_flight: true,
+			adopt: false,
+		};
+		assert_eq!(plan(&view, &NOW), vec![]);
+	}
+
+	#[test]
+	fn outputs_are_kept_for_the_retention_then_forgotten() {
+		let mut done = entry(Done);
+		done.ended_at = Some(NOW.unix - 3599);
+		assert_eq!(plan_of(OnChain::Ended, Some(&done), None), vec![]);
+		done.ended_at = Some(NOW.unix - 3600);
+		assert_eq!(plan_of(OnChain::Ended, Some(&done), None), vec![Forget(7)]);
+	}
+
+	#[test]
+	fn planning_twice_gives_the_same_actions() {
+		let mut committed = entry(Exited);
+		committed.reports.insert(
+			"final".into(),
+			crate::journal::SignedReport {
+				kind: ReportKind::Final,
+				commitment: ResultCommitment::default(),
+				signature: vec![0; 64],
+				receipt: vec![],
+			},
+		);
+		let first = plan_of(FIXED, Some(&committed), Some(J::Exited { code: 0, oom: false }));
+		let second = plan_of(FIXED, Some(&committed), Some(J::Exited { code: 0, oom: false }));
+		assert_eq!(first, second);
+	}
+}

@@ -1,0 +1,356 @@
+//! Jobs as Docker containers, through bollard.
+//!
+//! - The API version is negotiated at connect: engines in the field speak older APIs than
+//!   bollard's default.
+//! - `name@sha256:D` runs the local image whose ID is `sha256:D` (locally built images have no
+//!   repo digest) or whose repo digests hold D; otherwise it is pulled by digest. The container
+//!   runs the image by ID.
+//! - A container has no network, a read-only root filesystem, `/outputs` writable, the inputs
+//!   read-only under `/inputs`, a `tmpfs` `/tmp`, every capability dropped, no new privileges,
+//!   a pids limit, memory without swap and its share of the CPUs, capped logs, labels, and no
+//!   restart policy. Leased GPUs are a device request by UUID (never a count with ids).
+
+use std::{collections::HashMap, path::Path};
+
+use bollard::{
+	container::LogOutput,
+	errors::Error as DockerError,
+	models::{
+		ContainerCreateBody, ContainerStateStatusEnum, DeviceRequest, HostConfig,
+		HostConfigLogConfig, RestartPolicy, RestartPolicyNameEnum,
+	},
+	query_parameters::{
+		CreateContainerOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
+		LogsOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+	},
+};
+use futures::StreamExt;
+use stint_primitives::{ExecutorKind, ReservedExit};
+
+use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
+
+/// A Docker engine.
+#[derive(Clone)]
+pub struct Docker {
+	engine: bollard::Docker,
+	/// The API version agreed with the engine.
+	pub api_version: String,
+}
+
+fn text(error: DockerError) -> String {
+	error.to_string()
+}
+
+fn not_found(error: &DockerError) -> bool {
+	matches!(error, DockerError::DockerResponseServerError { status_code: 404, .. })
+}
+
+impl Docker {
+	/// Connects to the local engine (`DOCKER_HOST` or the default socket) and negotiates the API
+	/// version.
+	pub async fn connect() -> Result<Self, String> {
+		let engine = bollard::Docker::connect_with_local_defaults()
+			.map_err(|e| format!("cannot reach the Docker engine: {e}"))?
+			.negotiate_version()
+			.await
+			.map_err(|e| format!("the Docker engine does not answer: {e}"))?;
+		let api_version = engine.client_version().to_string();
+		Ok(Self { engine, api_version })
+	}
+
+	/// The engine itself, for what the trait does not cover.
+	pub fn engine(&self) -> &bollard::Docker {
+		&self.engine
+	}
+
+	async fn find_local(&self, name: &str, digest: &str) -> Result<Option<String>, PrepareError> {
+		// A locally built image: its ID is the digest.
+		match self.engine.inspect_image(digest).await {
+			Ok(image) if image.id.as_deref() == Some(digest) => return Ok(image.id),
+			Ok(_) => {}
+			Err(error) if not_found(&error) => {}
+			Err(error) => return Err(PrepareError::Provider(text(error))),
+		}
+		// A pulled image: its repo digests name the digest.
+		let reference = format!("{name}@{digest}");
+		match self.engine.inspect_image(&reference).await {
+			Ok(image) => {
+				let pinned = image
+					.repo_digests
+					.unwrap_or_default()
+					.iter()
+					.any(|repo| repo.ends_with(&format!("@{digest}")));
+				match pinned {
+					true => Ok(image.id),
+					false => Err(PrepareError::Order(
+						ReservedExit::ImageDigestMismatch,
+						format!("{reference} resolves to an image without that digest"),
+					)),
+				}
+			}
+			Err(error) if not_found(&error) => Ok(None),
+			Err(error) => Err(PrepareError::Provider(text(error))),
+		}
+	}
+}
+
+fn container_body(job: &JobRequest, image_id: &str) -> ContainerCreateBody {
+	let spec = &job.spec;
+	let words: Vec<String> =
+		spec.command.iter().map(|word| String::from_utf8_lossy(word).into_owned()).collect();
+	let (entrypoint, cmd) = match words.split_first() {
+		Some((program, args)) => (Some(vec![program.clone()]), Some(args.to_vec())),
+		None => (None, None),
+	};
+	let mut env: Vec<String> = spec
+		.env
+		.iter()
+		.map(|var| {
+			format!("{}={}", String::from_utf8_lossy(&var.key), String::from_utf8_lossy(&var.value))
+		})
+		.collect();
+	env.push(format!("STINT_LEASE={}", job.lease));
+	env.push("STINT_OUTPUTS=/outputs".into());
+	env.push("STINT_INPUTS=/inputs".into());
+	let device_requests = (!job.gpu_uuids.is_empty()).then(|| {
+		vec![DeviceRequest {
+			driver: Some("nvidia".into()),
+			device_ids: Some(job.gpu_uuids.clone()),
+			capabilities: Some(vec![vec!["gpu".into(), "compute".into(), "utility".into()]]),
+			..Default::default()
+		}]
+	});
+	let mut log_options = HashMap::new();
+	log_options.insert("max-size".to_string(), job.limits.log_bytes.to_string());
+	log_options.insert("max-file".to_string(), "1".to_string());
+	let mut tmpfs = HashMap::new();
+	tmpfs.insert("/tmp".to_string(), format!("rw,nosuid,nodev,size={}m", job.limits.tmp_mib));
+	ContainerCreateBody {
+		image: Some(image_id.to_string()),
+		entrypoint,
+		cmd,
+		env: Some(env),
+		labels: Some(job.labels.clone()),
+		network_disabled: Some(true),
+		working_dir: Some("/outputs".into()),
+		host_config: Some(HostConfig {
+			network_mode: Some("none".into()),
+			readonly_rootfs: Some(true),
+			binds: Some(vec![
+				format!("{}:/outputs:rw", job.dirs.outputs().display()),
+				format!("{}:/inputs:ro", job.dirs.inputs().display()),
+			]),
+			tmpfs: Some(tmpfs),
+			cap_drop: Some(vec!["ALL".into()]),
+			security_opt: Some(vec!["no-new-privileges".into()]),
+			pids_limit: Some(job.limits.pids),
+			memory: (job.memory_bytes > 0).then_some(job.memory_bytes),
+			memory_swap: (job.memory_bytes > 0).then_some(job.memory_bytes),
+			nano_cpus: (job.nano_cpus > 0).then_some(job.nano_cpus),
+			device_requests,
+			log_config: Some(HostConfigLogConfig {
+				typ: Some("json-file".into()),
+				config: Some(log_options),
+			}),
+			restart_policy: Some(RestartPolicy {
+				name: Some(RestartPolicyNameEnum::NO),
+				maximum_retry_count: None,
+			}),
+			auto_remove: Some(false),
+			..Default::default()
+		}),
+		..Default::default()
+	}
+}
+
+/// The container's name for a job: one per worker journal and lease.
+pub fn container_name(job: &JobRequest) -> String {
+	let instance = job.labels.get(super::INSTANCE_LABEL).map(String::as_str).unwrap_or("once");
+	format!("stint-{instance}-lease-{}", job.lease)
+}
+
+fn state_of(state: Option<&bollard::models::ContainerState>) -> JobState {
+	let Some(state) = state else { return JobState::Missing };
+	match state.status {
+		Some(ContainerStateStatusEnum::CREATED) => JobState::Created,
+		Some(ContainerStateStatusEnum::RUNNING) | Some(ContainerStateStatusEnum::RESTARTING) => {
+			JobState::Running
+		}
+		Some(ContainerStateStatusEnum::PAUSED) => JobState::Paused,
+		Some(ContainerStateStatusEnum::EXITED) | Some(ContainerStateStatusEnum::DEAD) => {
+			JobState::Exited {
+				code: state.exit_code.unwrap_or(-1) as i32,
+				oom: state.oom_killed.unwrap_or(false),
+			}
+		}
+		_ => JobState::Running,
+	}
+}
+
+impl Executor for Docker {
+	fn kind(&self) -> ExecutorKind {
+		ExecutorKind::Docker
+	}
+
+	async fn gpus_supported(&self) -> bool {
+		match self.engine.info().await {
+			Ok(info) => info.runtimes.unwrap_or_default().contains_key("nvidia"),
+			Err(_) => false,
+		}
+	}
+
+	async fn resolve(&self, image: &[u8]) -> Result<String, PrepareError> {
+		let (name, digest) = split_pinned(image).ok_or_else(|| {
+			PrepareError::Order(ReservedExit::ImageUnavailable, "the image is not pinned".into())
+		})?;
+		self.engine.ping().await.map_err(|e| {
+			PrepareError::Provider(format!("the Docker engine does not answer: {e}"))
+		})?;
+		if let Some(id) = self.find_local(&name, &digest).await? {
+			return Ok(id);
+		}
+		let reference = format!("{name}@{digest}");
+		let options = CreateImageOptionsBuilder::default().from_image(&reference).build();
+		let mut pull = self.engine.create_image(Some(options), None, None);
+		while let Some(step) = pull.next().await {
+			if let Err(error) = step {
+				return Err(PrepareError::Order(
+					ReservedExit::ImageUnavailable,
+					format!("{reference} is not here and cannot be pulled: {error}"),
+				));
+			}
+		}
+		self.find_local(&name, &digest).await?.ok_or_else(|| {
+			PrepareError::Order(
+				ReservedExit::ImageUnavailable,
+				format!("{reference} was pulled but cannot be found"),
+			)
+		})
+	}
+
+	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, String> {
+		let name = container_name(job);
+		let id = match self.engine.inspect_container(&name, None).await {
+			// Created before a crash: the same container, never a second one.
+			Ok(existing) => existing.id.unwrap_or(name.clone()),
+			Err(error) if not_found(&error) => {
+				let options = CreateContainerOptionsBuilder::default().name(&name).build();
+				self.engine
+					.create_container(Some(options), container_body(job, image_id))
+					.await
+					.map_err(text)?
+					.id
+			}
+			Err(error) => return Err(text(error)),
+		};
+		match self.state(&id).await? {
+			JobState::Created => self.engine.start_container(&id, None).await.map_err(text)?,
+			_ => {}
+		}
+		Ok(id)
+	}
+
+	async fn state(&self, handle: &str) -> Result<JobState, String> {
+		match self.engine.inspect_container(handle, None).await {
+			Ok(container) => Ok(state_of(container.state.as_ref())),
+			Err(error) if not_found(&error) => Ok(JobState::Missing),
+			Err(error) => Err(text(error)),
+		}
+	}
+
+	async fn wait(&self, handle: &str) -> Result<JobState, String> {
+		loop {
+			// The wait call errs for a non-zero exit code, and may end when the engine
+			// restarts: the container's state says what happened.
+			let mut waiting = self.engine.wait_container(handle, None);
+			let _ = waiting.next().await;
+			match self.state(handle).await? {
+				JobState::Running | JobState::Paused | JobState::Created => {
+					tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+				}
+				done => return Ok(done),
+			}
+		}
+	}
+
+	async fn stop(&self, handle: &str, grace_secs: u32) -> Result<(), String> {
+		if self.state(handle).await? == JobState::Paused {
+			// A paused container cannot take SIGTERM.
+			let _ = self.engine.unpause_container(handle).await;
+		}
+		let options = StopContainerOptionsBuilder::default().t(grace_secs as i32).build();
+		match self.engine.stop_container(handle, Some(options)).await {
+			Ok(()) => Ok(()),
+			Err(DockerError::DockerResponseServerError { status_code: 304 | 404, .. }) => Ok(()),
+			Err(error) => Err(text(error)),
+		}
+	}
+
+	async fn pause(&self, handle: &str) -> Result<(), String> {
+		match self.state(handle).await? {
+			JobState::Running => self.engine.pause_container(handle).await.map_err(text),
+			_ => Ok(()),
+		}
+	}
+
+	async fn unpause(&self, handle: &str) -> Result<(), String> {
+		match self.state(handle).await? {
+			JobState::Paused => self.engine.unpause_container(handle).await.map_err(text),
+			_ => Ok(()),
+		}
+	}
+
+	async fn collect_logs(&self, handle: &str, dir: &Path, cap: u64) -> Result<(), String> {
+		use std::io::Write;
+		std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+		let open = |name: &str| std::fs::File::create(dir.join(name)).map_err(|e| e.to_string());
+		let (mut stdout, mut stderr) = (open("stdout")?, open("stderr")?);
+		let (mut out_len, mut err_len) = (0u64, 0u64);
+		let options = LogsOptionsBuilder::default().stdout(true).stderr(true).build();
+		let mut logs = self.engine.logs(handle, Some(options));
+		while let Some(piece) = logs.next().await {
+			let (file, written, bytes) = match piece.map_err(text)? {
+				LogOutput::StdOut { message } => (&mut stdout, &mut out_len, message),
+				LogOutput::StdErr { message } => (&mut stderr, &mut err_len, message),
+				_ => continue,
+			};
+			let room = cap.saturating_sub(*written) as usize;
+			let take = bytes.len().min(room);
+			file.write_all(&bytes[..take]).map_err(|e| e.to_string())?;
+			*written += take as u64;
+		}
+		stdout.sync_all().map_err(|e| e.to_string())?;
+		stderr.sync_all().map_err(|e| e.to_string())
+	}
+
+	async fn remove(&self, handle: &str) -> Result<(), String> {
+		let options = RemoveContainerOptionsBuilder::default().force(true).build();
+		match self.engine.remove_container(handle, Some(options)).await {
+			Ok(()) => Ok(()),
+			Err(error) if not_found(&error) => Ok(()),
+			Err(error) => Err(text(error)),
+		}
+	}
+
+	async fn list(&self, labels: &HashMap<String, String>) -> Result<Vec<FoundJob>, String> {
+		let mut filters: HashMap<String, Vec<String>> = HashMap::new();
+		filters.insert(
+			"label".into(),
+			labels.iter().map(|(key, value)| format!("{key}={value}")).collect(),
+		);
+		let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+		let containers = self.engine.list_containers(Some(options)).await.map_err(text)?;
+		let mut found = Vec::new();
+		for container in containers {
+			let (Some(id), Some(lease)) = (
+				container.id,
+				container.labels.and_then(|l| l.get(LEASE_LABEL).and_then(|v| v.parse().ok())),
+			) else {
+				continue;
+			};
+			let state = self.state(&id).await?;
+			found.push(FoundJob { lease, handle: id, state });
+		}
+		Ok(found)
+	}
+}

@@ -1,0 +1,176 @@
+//! Runs jobs: the [`Executor`] trait, with Docker ([`docker::Docker`], through bollard) and the
+//! native executor ([`native::Native`], programs the configuration names) behind it.
+//!
+//! An executor finds each job again by its lease after a worker restart (containers are
+//! labelled, native jobs leave a state folder), and never removes a stopped job by itself: its
+//! exit code is collected, then the job is cleaned up when its lease's outputs are.
+
+use std::{collections::HashMap, future::Future};
+
+use stint_primitives::{DeviceId, ExecutorKind, JobSpec, LeaseId, ReservedExit};
+
+use crate::{commit::LeaseDirs, config::Limits};
+
+pub mod docker;
+
+/// A job to start.
+#[derive(Clone, Debug)]
+pub struct JobRequest {
+	pub lease: LeaseId,
+	pub spec: JobSpec,
+	/// The leased devices as the chain names them.
+	pub devices: Vec<DeviceId>,
+	/// Their UUIDs, passed to the job (empty when GPUs are off).
+	pub gpu_uuids: Vec<String>,
+	pub dirs: LeaseDirs,
+	/// The job's share of the host: CPUs in billionths, memory in bytes.
+	pub nano_cpus: i64,
+	pub memory_bytes: i64,
+	pub limits: Limits,
+	/// Labels that find the job again: the chain, the worker key, the lease.
+	pub labels: HashMap<String, String>,
+}
+
+/// Why a job could not be prepared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrepareError {
+	/// The order's fault (image or input unavailable or not as pinned): reported with the
+	/// reserved exit code.
+	Order(ReservedExit, String),
+	/// The provider's (engine down, disk full): the lease is not acknowledged.
+	Provider(String),
+}
+
+impl std::fmt::Display for PrepareError {
+	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+		match self {
+			Self::Order(code, why) => write!(f, "the order's fault ({}): {why}", code.code()),
+			Self::Provider(why) => write!(f, "the provider's fault: {why}"),
+		}
+	}
+}
+
+/// Where a job is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+	/// Created, not started yet.
+	Created,
+	Running,
+	Paused,
+	/// It stopped with `code`; `oom` if the kernel's OOM killer stopped it.
+	Exited {
+		code: i32,
+		oom: bool,
+	},
+	/// Gone: removed, or the engine lost it.
+	Missing,
+}
+
+/// A job the executor knows of, found by its labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundJob {
+	pub lease: LeaseId,
+	pub handle: String,
+	pub state: JobState,
+}
+
+/// What runs jobs.
+pub trait Executor: Send + Sync + 'static {
+	fn kind(&self) -> ExecutorKind;
+
+	/// Whether leased GPUs can be passed to jobs (Docker: the engine has the NVIDIA runtime).
+	fn gpus_supported(&self) -> impl Future<Output = bool> + Send;
+
+	/// Finds the image (or program) `image` (`name@sha256:<digest>`) pins, fetching it if
+	/// needed; returns what [`Executor::start`] runs.
+	fn resolve(&self, image: &[u8]) -> impl Future<Output = Result<String, PrepareError>> + Send;
+
+	/// Creates and starts the job (or finds the one already created for this lease); returns
+	/// its handle.
+	fn start(
+		&self,
+		job: &JobRequest,
+		image_id: &str,
+	) -> impl Future<Output = Result<String, String>> + Send;
+
+	fn state(&self, handle: &str) -> impl Future<Output = Result<JobState, String>> + Send;
+
+	/// Waits until the job stops, then returns its state.
+	fn wait(&self, handle: &str) -> impl Future<Output = Result<JobState, String>> + Send;
+
+	/// SIGTERM, `grace_secs`, SIGKILL.
+	fn stop(
+		&self,
+		handle: &str,
+		grace_secs: u32,
+	) -> impl Future<Output = Result<(), String>> + Send;
+
+	fn pause(&self, handle: &str) -> impl Future<Output = Result<(), String>> + Send;
+
+	fn unpause(&self, handle: &str) -> impl Future<Output = Result<(), String>> + Send;
+
+	/// Writes the job's `stdout` and `stderr` into `dir`, each at most `cap` bytes.
+	fn collect_logs(
+		&self,
+		handle: &str,
+		dir: &std::path::Path,
+		cap: u64,
+	) -> impl Future<Output = Result<(), String>> + Send;
+
+	/// Removes a stopped job (when its lease's retention is over).
+	fn remove(&self, handle: &str) -> impl Future<Output = Result<(), String>> + Send;
+
+	/// Every job carrying `labels` (all of them), whatever its state.
+	fn list(
+		&self,
+		labels: &HashMap<String, String>,
+	) -> impl Future<Output = Result<Vec<FoundJob>, String>> + Send;
+}
+
+/// The label that names a job's lease.
+pub const LEASE_LABEL: &str = "stint.lease";
+/// The label that names the chain (its genesis hash).
+pub const CHAIN_LABEL: &str = "stint.chain";
+/// The label that names the worker key.
+pub const WORKER_LABEL: &str = "stint.worker";
+/// The label that names the worker's journal (one per data directory): jobs of another journal,
+/// or left over from an earlier chain with the same genesis, are never taken for this one's.
+pub const INSTANCE_LABEL: &str = "stint.instance";
+
+/// The digest a pinned image reference names, as `sha256:<hex>`, and the name before it.
+pub fn split_pinned(image: &[u8]) -> Option<(String, String)> {
+	let text = std::str::from_utf8(image).ok()?;
+	stint_primitives::is_pinned_image(image).then_some(())?;
+	let at = text.rfind("@sha256:")?;
+	Some((text[..at].to_string(), text[at + 1..].to_string()))
+}
+
+/// The registry an image name is pulled from (`docker.io` for names without one).
+pub fn registry_of(name: &str) -> &str {
+	match name.split_once('/') {
+		Some((first, _)) if first.contains('.') || first.contains(':') || first == "localhost" => {
+			first
+		}
+		_ => "docker.io",
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn pinned_references_split_into_name_and_digest() {
+		let digest = "ab".repeat(32);
+		let image = format!("ghcr.io/acme/train@sha256:{digest}");
+		assert_eq!(
+			split_pinned(image.as_bytes()),
+			Some(("ghcr.io/acme/train".into(), format!("sha256:{digest}")))
+		);
+		assert_eq!(split_pinned(b"ghcr.io/acme/train:latest"), None);
+		assert_eq!(registry_of("ghcr.io/acme/train"), "ghcr.io");
+		assert_eq!(registry_of("localhost:5000/x"), "localhost:5000");
+		assert_eq!(registry_of("acme/train"), "docker.io");
+		assert_eq!(registry_of("busybox"), "docker.io");
+	}
+}

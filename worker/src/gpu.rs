@@ -1,0 +1,84 @@
+//! The GPUs jobs get: which of the chain's device ids (blake2-256 of a GPU's UUID) this machine
+//! really has, read through the probe, and their UUIDs for the container's device request.
+
+use std::collections::HashMap;
+
+use stint_primitives::{device_id, DeviceId};
+
+use crate::config::GpuMode;
+
+/// The GPUs of this machine, by the id the chain knows them by.
+#[derive(Clone, Debug, Default)]
+pub struct Gpus {
+	mode: Option<GpuMode>,
+	by_id: HashMap<DeviceId, String>,
+	/// Why none could be read, if none could.
+	pub missing: Option<String>,
+}
+
+impl Gpus {
+	/// Reads the machine's GPUs (mode `auto`), or none (mode `off`).
+	pub fn detect(mode: GpuMode) -> Self {
+		match mode {
+			GpuMode::Off => Self { mode: Some(mode), ..Default::default() },
+			GpuMode::Auto => match stint_probe::gpus() {
+				Ok(gpus) => Self::from_uuids(gpus.into_iter().map(|gpu| gpu.uuid)),
+				Err(why) => Self {
+					mode: Some(mode),
+					by_id: HashMap::new(),
+					missing: Some(format!("{why:?}")),
+				},
+			},
+		}
+	}
+
+	/// The GPUs with these UUIDs (mode `auto`).
+	pub fn from_uuids(uuids: impl IntoIterator<Item = String>) -> Self {
+		Self {
+			mode: Some(GpuMode::Auto),
+			by_id: uuids.into_iter().map(|uuid| (device_id(&uuid), uuid)).collect(),
+			missing: None,
+		}
+	}
+
+	/// Whether GPUs are passed to jobs at all.
+	pub fn passthrough(&self) -> bool {
+		self.mode != Some(GpuMode::Off)
+	}
+
+	/// Whether this machine can serve `device` (with GPUs off: any device bound to the key).
+	pub fn sees(&self, device: &DeviceId) -> bool {
+		!self.passthrough() || self.by_id.contains_key(device)
+	}
+
+	/// The UUIDs to pass for `devices`; with GPUs off, none. The devices it does not see, if
+	/// any, as the error.
+	pub fn uuids_for(&self, devices: &[DeviceId]) -> Result<Vec<String>, Vec<DeviceId>> {
+		if !self.passthrough() {
+			return Ok(Vec::new());
+		}
+		let unknown: Vec<DeviceId> =
+			devices.iter().filter(|d| !self.by_id.contains_key(*d)).copied().collect();
+		match unknown.is_empty() {
+			true => Ok(devices.iter().map(|d| self.by_id[d].clone()).collect()),
+			false => Err(unknown),
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn only_the_gpus_seen_are_passed_by_uuid() {
+		let gpus = Gpus::from_uuids(["GPU-a".to_string(), "GPU-b".to_string()]);
+		let (a, b, c) = (device_id("GPU-a"), device_id("GPU-b"), device_id("GPU-c"));
+		assert_eq!(gpus.uuids_for(&[b, a]), Ok(vec!["GPU-b".into(), "GPU-a".into()]));
+		assert_eq!(gpus.uuids_for(&[a, c]), Err(vec![c]));
+		assert!(gpus.sees(&a) && !gpus.sees(&c));
+		let off = Gpus::detect(GpuMode::Off);
+		assert_eq!(off.uuids_for(&[c]), Ok(vec![]));
+		assert!(off.sees(&c) && !off.passthrough());
+	}
+}

@@ -1,0 +1,427 @@
+//! What the worker did, kept durably in an embedded database (redb) under the data directory:
+//! per lease its duty state, container, exit, receipt, each signed report per (lease, kind,
+//! sequence) and each signed extrinsic with its nonce. Every step is recorded (and the commit
+//! flushed to disk) before the next is taken, so after a crash the worker signs nothing twice
+//! and sends the same bytes again rather than a second transaction.
+//!
+//! One worker per journal: the database file is locked while open, and a second worker on it
+//! refuses to start. `journal export` / `import` move a worker's state to another machine.
+
+use std::{collections::BTreeMap, path::Path};
+
+use redb::{Database, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use stint_primitives::{
+	DeviceId, ExecutorKind, Instant, JobSpec, LeaseId, ReportKind, ResultCommitment, StopReason,
+};
+
+const LEASES: TableDefinition<u64, &[u8]> = TableDefinition::new("leases");
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+
+/// Where the worker is with a lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Phase {
+	/// Seen on chain, awaiting acknowledgement: the image and inputs are being prepared.
+	Preparing,
+	/// The image and inputs are ready: acknowledge.
+	Prepared,
+	/// The order was at fault (image or input unavailable): acknowledge, then report the
+	/// reserved exit code without running anything.
+	OrderFault,
+	/// Acknowledged on chain; the job is not started yet.
+	Acked,
+	/// The job runs (in `container`).
+	Running,
+	/// The job is paused because the lease is suspended.
+	Paused,
+	/// The job stopped (`exit`): its result is to be committed.
+	Exited,
+	/// Nothing more to do: the result is on chain or the lease ended without one.
+	Done,
+}
+
+/// How a job ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exit {
+	pub code: i32,
+	pub reason: StopReason,
+	pub at: Instant,
+}
+
+/// A report the worker signed: exactly one per (lease, kind).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignedReport {
+	pub kind: ReportKind,
+	pub commitment: ResultCommitment,
+	pub signature: Vec<u8>,
+	/// The SCALE-encoded execution receipt whose hash the commitment carries.
+	pub receipt: Vec<u8>,
+}
+
+/// An extrinsic the worker signed, before it was first sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignedExtrinsic {
+	/// What it does: `ack`, `final`, `checkpoint/<n>`.
+	pub slot: String,
+	pub bytes: Vec<u8>,
+	pub hash: Vec<u8>,
+	pub nonce: u64,
+	/// Seen in a finalized block.
+	pub included: bool,
+}
+
+/// Everything the worker keeps about one lease.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseEntry {
+	pub lease: LeaseId,
+	/// The buyer's account (who may fetch the results).
+	pub buyer: [u8; 32],
+	pub spec: JobSpec,
+	pub devices: Vec<DeviceId>,
+	pub phase: Phase,
+	pub executor: ExecutorKind,
+	/// The image (or program) that runs, as the executor names it, and its digest.
+	pub image_id: Option<String>,
+	pub image_digest: [u8; 32],
+	/// The order's fault found while preparing, as a reserved exit code.
+	pub order_fault: Option<i32>,
+	pub input_hashes: Vec<[u8; 32]>,
+	pub container: Option<String>,
+	pub started: Option<Instant>,
+	pub exit: Option<Exit>,
+	/// Why the worker stopped the job, when it did (time up, output over the limit): recorded
+	/// before the stop, so the receipt says it even after a crash.
+	#[serde(default)]
+	pub stop_reason: Option<StopReason>,
+	/// Signed reports by slot (`final`, `checkpoint/<n>`).
+	pub reports: BTreeMap<String, SignedReport>,
+	/// Signed extrinsics by slot.
+	pub extrinsics: BTreeMap<String, SignedExtrinsic>,
+	/// When the lease was seen ended on chain (Unix seconds): outputs are kept from then on for
+	/// the retention period.
+	pub ended_at: Option<u64>,
+	/// Started elsewhere and adopted with `--adopt`.
+	pub adopted: bool,
+}
+
+impl LeaseEntry {
+	/// A lease first seen on chain.
+	pub fn new(
+		lease: LeaseId,
+		buyer: [u8; 32],
+		spec: JobSpec,
+		devices: Vec<DeviceId>,
+		executor: ExecutorKind,
+	) -> Self {
+		let image_digest = stint_primitives::image_digest(&spec.image).unwrap_or_default();
+		Self {
+			lease,
+			buyer,
+			spec,
+			devices,
+			phase: Phase::Preparing,
+			executor,
+			image_id: None,
+			image_digest,
+			order_fault: None,
+			input_hashes: Vec::new(),
+			container: None,
+			started: None,
+			exit: None,
+			stop_reason: None,
+			reports: BTreeMap::new(),
+			extrinsics: BTreeMap::new(),
+			ended_at: None,
+			adopted: false,
+		}
+	}
+}
+
+/// The slot name of a report kind: `final` or `checkpoint/<n>`.
+pub fn slot(kind: &ReportKind) -> String {
+	match kind {
+		ReportKind::Final => "final".into(),
+		ReportKind::Checkpoint { sequence } => format!("checkpoint/{sequence}"),
+	}
+}
+
+/// What can go wrong with the journal.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+	#[error("the journal {0} is in use by another worker (one worker per journal)")]
+	Locked(String),
+	#[error("journal: {0}")]
+	Db(String),
+	#[error("journal entry of lease {0} does not decode: {1}")]
+	Corrupt(LeaseId, String),
+	/// A second, different commitment for a report slot already signed: never signed.
+	#[error(
+		"lease {lease}: refusing to sign a second, different {slot} report (the first is kept)"
+	)]
+	ConflictingReport { lease: LeaseId, slot: String },
+	#[error("{0}")]
+	Io(String),
+}
+
+fn db(error: impl std::fmt::Display) -> JournalError {
+	JournalError::Db(error.to_string())
+}
+
+/// The journal: one redb file, locked while open.
+pub struct Journal {
+	db: Database,
+}
+
+/// The export format of `journal export`.
+#[derive(Serialize, Deserialize)]
+pub struct Export {
+	pub meta: BTreeMap<String, String>,
+	pub leases: Vec<LeaseEntry>,
+}
+
+impl Journal {
+	/// Opens (or creates) the journal at `path`; refuses when another worker holds it.
+	pub fn open(path: &Path) -> Result<Self, JournalError> {
+		if let Some(parent) = path.parent() {
+			std::fs::create_dir_all(parent).map_err(|e| JournalError::Io(e.to_string()))?;
+		}
+		let database = Database::create(path).map_err(|error| match error {
+			redb::DatabaseError::DatabaseAlreadyOpen => {
+				JournalError::Locked(path.display().to_string())
+			}
+			other => db(other),
+		})?;
+		let tx = database.begin_write().map_err(db)?;
+		tx.open_table(LEASES).map_err(db)?;
+		tx.open_table(META).map_err(db)?;
+		tx.commit().map_err(db)?;
+		Ok(Self { db: database })
+	}
+
+	/// The entry of `lease`, if the worker has seen it.
+	pub fn get(&self, lease: LeaseId) -> Result<Option<LeaseEntry>, JournalError> {
+		let tx = self.db.begin_read().map_err(db)?;
+		let table = tx.open_table(LEASES).map_err(db)?;
+		match table.get(lease).map_err(db)? {
+			None => Ok(None),
+			Some(bytes) => serde_json::from_slice(bytes.value())
+				.map(Some)
+				.map_err(|e| JournalError::Corrupt(lease, e.to_string())),
+		}
+	}
+
+	/// Every entry, by lease id.
+	pub fn all(&self) -> Result<Vec<LeaseEntry>, JournalError> {
+		let tx = self.db.begin_read().map_err(db)?;
+		let table = tx.open_table(LEASES).map_err(db)?;
+		let mut entries = Vec::new();
+		for row in table.iter().map_err(db)? {
+			let (key, value) = row.map_err(db)?;
+			entries.push(
+				serde_json::from_slice(value.value())
+					.map_err(|e| JournalError::Corrupt(key.value(), e.to_string()))?,
+			);
+		}
+		Ok(entries)
+	}
+
+	/// Writes `entry`, durably, before returning.
+	pub fn put(&self, entry: &LeaseEntry) -> Result<(), JournalError> {
+		let bytes = serde_json::to_vec(entry).expect("plain data serializes");
+		let tx = self.db.begin_write().map_err(db)?;
+		{
+			let mut table = tx.open_table(LEASES).map_err(db)?;
+			table.insert(entry.lease, bytes.as_slice()).map_err(db)?;
+		}
+		tx.commit().map_err(db)
+	}
+
+	/// Removes `lease` (once its retention is over).
+	pub fn remove(&self, lease: LeaseId) -> Result<(), JournalError> {
+		let tx = self.db.begin_write().map_err(db)?;
+		{
+			let mut table = tx.open_table(LEASES).map_err(db)?;
+			table.remove(lease).map_err(db)?;
+		}
+		tx.commit().map_err(db)
+	}
+
+	/// A value kept beside the leases (the chain's genesis, the worker key).
+	pub fn meta(&self, key: &str) -> Result<Option<String>, JournalError> {
+		let tx = self.db.begin_read().map_err(db)?;
+		let table = tx.open_table(META).map_err(db)?;
+		Ok(table
+			.get(key)
+			.map_err(db)?
+			.map(|value| String::from_utf8_lossy(value.value()).into_owned()))
+	}
+
+	pub fn set_meta(&self, key: &str, value: &str) -> Result<(), JournalError> {
+		let tx = self.db.begin_write().map_err(db)?;
+		{
+			let mut table = tx.open_table(META).map_err(db)?;
+			table.insert(key, value.as_bytes()).map_err(db)?;
+		}
+		tx.commit().map_err(db)
+	}
+
+	/// This journal's id: made once (from the time, the process and the path), kept forever.
+	pub fn instance(&self) -> Result<String, JournalError> {
+		if let Some(id) = self.meta("instance")? {
+			return Ok(id);
+		}
+		let seed = format!("{:?} {} {:p}", std::time::SystemTime::now(), std::process::id(), self);
+		let id = hex::encode(&stint_primitives::blake2_256(seed.as_bytes())[..6]);
+		self.set_meta("instance", &id)?;
+		Ok(id)
+	}
+
+	/// Records the report `kind` of `lease` with `commitment`, signing it with `sign` only if no
+	/// report of that slot exists. The same commitment again returns the report signed first;
+	/// a different one is refused ([`JournalError::ConflictingReport`]).
+	pub fn sign_report_once(
+		&self,
+		lease: LeaseId,
+		kind: ReportKind,
+		commitment: ResultCommitment,
+		receipt: Vec<u8>,
+		sign: impl FnOnce() -> Vec<u8>,
+	) -> Result<SignedReport, JournalError> {
+		let mut entry = self
+			.get(lease)?
+			.ok_or_else(|| JournalError::Db(format!("lease {lease} is not in the journal")))?;
+		let slot = slot(&kind);
+		if let Some(existing) = entry.reports.get(&slot) {
+			return match existing.commitment == commitment {
+				true => Ok(existing.clone()),
+				false => Err(JournalError::ConflictingReport { lease, slot }),
+			};
+		}
+		let report = SignedReport { kind, commitment, signature: sign(), receipt };
+		entry.reports.insert(slot, report.clone());
+		self.put(&entry)?;
+		Ok(report)
+	}
+
+	/// Everything, for `journal export`.
+	pub fn export(&self) -> Result<Export, JournalError> {
+		let tx = self.db.begin_read().map_err(db)?;
+		let table = tx.open_table(META).map_err(db)?;
+		let mut meta = BTreeMap::new();
+		for row in table.iter().map_err(db)? {
+			let (key, value) = row.map_err(db)?;
+			meta.insert(
+				key.value().to_string(),
+				String::from_utf8_lossy(value.value()).into_owned(),
+			);
+		}
+		Ok(Export { meta, leases: self.all()? })
+	}
+
+	/// Loads an export into this (empty or older) journal; entries of the same lease are
+	/// replaced.
+	pub fn import(&self, export: &Export) -> Result<(), JournalError> {
+		for (key, value) in &export.meta {
+			self.set_meta(key, value)?;
+		}
+		for entry in &export.leases {
+			self.put(entry)?;
+		}
+		Ok(())
+	}
+}
+
+/// A job spec for tests.
+#[cfg(test)]
+pub(crate) fn tests_spec() -> JobSpec {
+	tests::spec()
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use stint_primitives::JobSpec;
+
+	pub(crate) fn spec() -> JobSpec {
+		JobSpec {
+			image: format!("local/hello@sha256:{}", "ab".repeat(32))
+				.into_bytes()
+				.try_into()
+				.unwrap(),
+			command: Default::default(),
+			env: Default::default(),
+			inputs: Default::default(),
+			max_output_bytes: 1 << 20,
+		}
+	}
+
+	fn commitment(exit_code: i32) -> ResultCommitment {
+		ResultCommitment { exit_code, ..Default::default() }
+	}
+
+	#[test]
+	fn entries_survive_reopening_and_a_second_worker_is_refused() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("journal.redb");
+		let journal = Journal::open(&path).unwrap();
+		let entry = LeaseEntry::new(3, [1; 32], spec(), vec![[2; 32]], ExecutorKind::Docker);
+		journal.put(&entry).unwrap();
+		journal.set_meta("genesis", "0xabc").unwrap();
+		assert!(matches!(Journal::open(&path), Err(JournalError::Locked(_))));
+		drop(journal);
+		let journal = Journal::open(&path).unwrap();
+		assert_eq!(journal.get(3).unwrap(), Some(entry.clone()));
+		assert_eq!(journal.get(4).unwrap(), None);
+		assert_eq!(journal.meta("genesis").unwrap().as_deref(), Some("0xabc"));
+		assert_eq!(entry.image_digest, [0xab; 32]);
+	}
+
+	#[test]
+	fn a_report_slot_is_signed_once_and_a_different_commitment_is_refused() {
+		let dir = tempfile::tempdir().unwrap();
+		let journal = Journal::open(&dir.path().join("j.redb")).unwrap();
+		journal.put(&LeaseEntry::new(1, [1; 32], spec(), vec![], ExecutorKind::Docker)).unwrap();
+		let mut signed = 0;
+		let first = journal
+			.sign_report_once(1, ReportKind::Final, commitment(0), vec![1], || {
+				signed += 1;
+				vec![9; 64]
+			})
+			.unwrap();
+		let again = journal
+			.sign_report_once(1, ReportKind::Final, commitment(0), vec![1], || {
+				signed += 1;
+				vec![8; 64]
+			})
+			.unwrap();
+		assert_eq!(first, again);
+		assert_eq!(signed, 1);
+		let conflict =
+			journal.sign_report_once(1, ReportKind::Final, commitment(1), vec![], || vec![]);
+		assert!(matches!(conflict, Err(JournalError::ConflictingReport { lease: 1, .. })));
+		// Another slot is another report.
+		journal
+			.sign_report_once(
+				1,
+				ReportKind::Checkpoint { sequence: 1 },
+				commitment(1),
+				vec![],
+				|| vec![7; 64],
+			)
+			.unwrap();
+		assert_eq!(journal.get(1).unwrap().unwrap().reports.len(), 2);
+	}
+
+	#[test]
+	fn export_and_import_move_everything() {
+		let dir = tempfile::tempdir().unwrap();
+		let from = Journal::open(&dir.path().join("a.redb")).unwrap();
+		from.put(&LeaseEntry::new(5, [1; 32], spec(), vec![], ExecutorKind::Native)).unwrap();
+		from.set_meta("genesis", "0x01").unwrap();
+		let json = serde_json::to_string(&from.export().unwrap()).unwrap();
+		let to = Journal::open(&dir.path().join("b.redb")).unwrap();
+		to.import(&serde_json::from_str(&json).unwrap()).unwrap();
+		assert_eq!(to.all().unwrap(), from.all().unwrap());
+		assert_eq!(to.meta("genesis").unwrap().as_deref(), Some("0x01"));
+	}
+}

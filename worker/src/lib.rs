@@ -1,0 +1,52 @@
+//! `stint-worker`: the provider's daemon.
+//!
+//! It finds the leases assigned to its worker key on chain (`MarketApi::duties`, read at every
+//! finalized block), runs each job on the leased GPUs (a Docker container through bollard, or a
+//! program the provider's configuration names), and commits each result exactly once, signed by
+//! the worker key: the output root, the execution receipt's hash, the exit code.
+//!
+//! - [`config`]: `worker.toml`;
+//! - [`chain`]: the node connection (failover, stall detection) and the calls it sends;
+//! - [`duties`]: [`duties::plan`], the pure function from chain state, journal and containers to
+//!   actions, run at every finalized block;
+//! - [`bidding`]: which open orders to bid on, at what price;
+//! - [`executor`]: the [`executor::Executor`] trait, Docker and native;
+//! - [`commit`]: manifests, the receipt, the signed report;
+//! - [`journal`]: what the worker did, durably (redb), so a crash never signs or sends twice;
+//! - [`api`]: the outputs API the buyer fetches results from (`FetchAuth`);
+//! - [`metrics`]: Prometheus on loopback;
+//! - [`once`]: `run-once`, one job without a chain;
+//! - [`gpu`]: the leased devices' UUIDs, from the probe.
+
+pub mod api;
+pub mod bidding;
+pub mod chain;
+pub mod commit;
+pub mod config;
+pub mod duties;
+pub mod executor;
+pub mod gpu;
+pub mod journal;
+pub mod log;
+pub mod metrics;
+pub mod once;
+pub mod runner;
+
+/// `stint-worker <version>`, as receipts record it.
+pub const WORKER_VERSION: &str = concat!("stint-worker ", env!("CARGO_PKG_VERSION"));
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+	std::time::SystemTime::now()
+		.duration_since(std::time::UNIX_EPOCH)
+		.map(|d| d.as_secs())
+		.unwrap_or_default()
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn unix_ms() -> u64 {
+	std::time::SystemTime::now()
+		.duration_since(std::time::UNIX_EPOCH)
+		.map(|d| d.as_millis() as u64)
+		.unwrap_or_default()
+}

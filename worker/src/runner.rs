@@ -1,0 +1,1257 @@
+//! The daemon: `stint-worker run`. At every finalized block it reads its duties, its journal and
+//! its jobs, asks [`plan`] what to do about each lease, and runs the actions as tasks (one at a
+//! time per lease). Beside that it bids on orders it can serve and settles its live streams.
+//!
+//! The metrics and the outputs API start first, node or not. No finalized block for
+//! `stall_secs` means a half-open connection: the worker reconnects (to the next node); after
+//! `max_failures` failed reconnections in a row it exits non-zero for its supervisor.
+
+use std::{
+	collections::{BTreeMap, HashMap, HashSet},
+	path::Path,
+	sync::{
+		atomic::{AtomicBool, AtomicU32, Ordering},
+		Arc, Mutex,
+	},
+	time::Duration,
+};
+
+use codec::Encode;
+use stint_client::{runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, Static};
+use stint_primitives::{
+	ExecutionReceipt, Instant, LeaseId, ReportKind, ReservedExit, StopReason, RECEIPT_DOMAIN,
+};
+
+use crate::{
+	api::Api,
+	bidding,
+	chain::{crash_point, Chain, Sent, CALL_TIMEOUT},
+	commit::{self, LeaseDirs},
+	config::Config,
+	duties::{plan, Action, LeaseView, Now, OnChain},
+	executor::{
+		Executor, FoundJob, JobRequest, JobState, PrepareError, CHAIN_LABEL, INSTANCE_LABEL,
+		LEASE_LABEL, WORKER_LABEL,
+	},
+	gpu::Gpus,
+	journal::{Exit, Journal, LeaseEntry, Phase},
+	log,
+	metrics::Metrics,
+};
+
+/// Why the worker stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+	#[error("{0}")]
+	Setup(String),
+	#[error("no node answered after {0} reconnections: exiting for the supervisor to restart")]
+	ChainLost(u32),
+}
+
+/// A running worker.
+pub struct Worker<E: Executor> {
+	pub config: Config,
+	pub key: Keypair,
+	pub account: AccountId,
+	pub journal: Arc<Journal>,
+	pub executor: Arc<E>,
+	pub gpus: Gpus,
+	pub metrics: Metrics,
+	pub chain: Chain,
+	/// Leases to take over though this journal never acknowledged them (`--adopt`).
+	pub adopt: HashSet<LeaseId>,
+	pub host: stint_probe::Host,
+	/// This journal's own id (its jobs carry it).
+	pub instance: String,
+	genesis: Mutex<[u8; 32]>,
+	best: AtomicU32,
+	in_flight: Mutex<HashSet<LeaseId>>,
+	supervised: Mutex<HashSet<LeaseId>>,
+	alerted: Mutex<HashSet<(LeaseId, String)>>,
+	/// Orders whose bid the chain refused, and until which block not to try again.
+	refused: Mutex<HashMap<u64, u32>>,
+	bidding: AtomicBool,
+	/// When each lease was first seen (for accepted-to-running).
+	first_seen: Mutex<HashMap<LeaseId, std::time::Instant>>,
+	/// The devices bound to this worker key, as the chain said last.
+	bound_devices: AtomicU32,
+}
+
+/// Removes a lease from the in-flight set when its action ends.
+struct InFlight<E: Executor> {
+	worker: Arc<Worker<E>>,
+	lease: LeaseId,
+}
+
+impl<E: Executor> Drop for InFlight<E> {
+	fn drop(&mut self) {
+		self.worker.in_flight.lock().expect("not poisoned").remove(&self.lease);
+	}
+}
+
+fn lease_is_live(status: &LeaseStatus) -> bool {
+	matches!(status, LeaseStatus::AwaitingAck | LeaseStatus::Running | LeaseStatus::Suspended)
+}
+
+impl<E: Executor> Worker<E> {
+	/// A worker with `config`, signing with `key`, running jobs on `executor`.
+	pub fn new(
+		config: Config,
+		key: Keypair,
+		executor: E,
+		gpus: Gpus,
+		adopt: HashSet<LeaseId>,
+	) -> Result<Arc<Self>, RunError> {
+		let setup = |e: &dyn std::fmt::Display| RunError::Setup(e.to_string());
+		std::fs::create_dir_all(&config.worker.data_dir).map_err(|e| setup(&e))?;
+		let journal = Arc::new(
+			Journal::open(&config.worker.data_dir.join("journal.redb")).map_err(|e| setup(&e))?,
+		);
+		let host = stint_probe::host(&config.worker.data_dir).map_err(|e| setup(&e))?;
+		let instance = journal.instance().map_err(|e| setup(&e))?;
+		let metrics = Metrics::new();
+		let chain =
+			Chain::new(config.chain.urls.clone(), metrics.clone()).map_err(|e| setup(&e))?;
+		let account = stint_client::account_of(&key);
+		Ok(Arc::new(Self {
+			config,
+			key,
+			account,
+			journal,
+			executor: Arc::new(executor),
+			gpus,
+			metrics,
+			chain,
+			adopt,
+			host,
+			instance,
+			genesis: Mutex::new([0; 32]),
+			best: AtomicU32::new(0),
+			in_flight: Mutex::new(HashSet::new()),
+			supervised: Mutex::new(HashSet::new()),
+			alerted: Mutex::new(HashSet::new()),
+			refused: Mutex::new(HashMap::new()),
+			bidding: AtomicBool::new(false),
+			first_seen: Mutex::new(HashMap::new()),
+			bound_devices: AtomicU32::new(1),
+		}))
+	}
+
+	fn genesis(&self) -> [u8; 32] {
+		*self.genesis.lock().expect("not poisoned")
+	}
+
+	fn dirs(&self, lease: LeaseId) -> LeaseDirs {
+		LeaseDirs::new(&self.config.worker.data_dir, lease)
+	}
+
+	/// The labels every job of this worker on this chain carries.
+	pub fn labels(&self) -> HashMap<String, String> {
+		HashMap::from([
+			(CHAIN_LABEL.to_string(), hex::encode(self.genesis())),
+			(WORKER_LABEL.to_string(), hex::encode(self.key.public_key().0)),
+			(INSTANCE_LABEL.to_string(), self.instance.clone()),
+		])
+	}
+
+	fn alert_once(&self, lease: LeaseId, why: &str) {
+		if self.alerted.lock().expect("not poisoned").insert((lease, why.to_string())) {
+			log::alert("duties", Some(lease), why);
+		}
+	}
+
+	/// Starts the metrics and the outputs API: before the chain, so both answer without a node.
+	pub fn serve(self: &Arc<Self>) -> Result<(), RunError> {
+		self.metrics.serve(self.config.metrics.listen).map_err(RunError::Setup)?;
+		Api { journal: self.journal.clone(), data_dir: self.config.worker.data_dir.clone() }
+			.serve(self.config.api.listen)
+			.map_err(RunError::Setup)?;
+		log::info(
+			"api",
+			None,
+			format!(
+				"outputs API on http://{}, metrics on http://{}/metrics",
+				self.config.api.listen, self.config.metrics.listen
+			),
+		);
+		Ok(())
+	}
+
+	/// Connects, checks who this key acts for, then follows the finalized chain until the
+	/// connection is lost for good.
+	pub async fn run(self: &Arc<Self>) -> Result<(), RunError> {
+		let client = self.connect().await?;
+		let mut client = client;
+		let mut failures = 0u32;
+		let mut last = (0u64, std::time::Instant::now());
+		let mut best_seen = 0u64;
+		let stall = Duration::from_secs(self.config.chain.stall_secs);
+		loop {
+			let head = tokio::time::timeout(CALL_TIMEOUT, client.finalized_head()).await;
+			let broken = match head {
+				Ok(Ok((hash, number))) if number > last.0 => {
+					last = (number, std::time::Instant::now());
+					failures = 0;
+					self.metrics.finalized_block.set(number as i64);
+					if let Err(why) = self.tick(&client, hash, number as u32).await {
+						self.metrics.errors.with_label_values(&["duties"]).inc();
+						log::warn("duties", None, format!("block {number}: {why}"));
+					}
+					None
+				}
+				Ok(Ok(_)) if last.1.elapsed() > stall => Some(format!(
+					"no finalized block for {} s (a half-open connection?)",
+					stall.as_secs()
+				)),
+				Ok(Ok(_)) => None,
+				Ok(Err(e)) => Some(e.to_string()),
+				Err(_) => Some("the node did not answer in time".into()),
+			};
+			if let Some(why) = broken {
+				log::warn("chain", None, format!("{why}: reconnecting"));
+				match self.chain.reconnect().await {
+					Ok(fresh) => {
+						client = fresh;
+						last.1 = std::time::Instant::now();
+						log::info(
+							"chain",
+							None,
+							format!(
+								"connected to {}",
+								self.chain.failover.connected_to().await.unwrap_or_default()
+							),
+						);
+					}
+					Err(e) => {
+						failures += 1;
+						log::error("chain", None, format!("reconnection {failures} failed: {e}"));
+						if failures >= self.config.chain.max_failures {
+							return Err(RunError::ChainLost(failures));
+						}
+					}
+				}
+				continue;
+			}
+			self.maybe_bid(&client, &mut best_seen).await;
+			tokio::time::sleep(Duration::from_millis(100)).await;
+		}
+	}
+
+	/// Bids on new best blocks (bidding changes nothing that a fork could make wrong: the
+	/// chain checks every bid where it lands), one round at a time.
+	async fn maybe_bid(self: &Arc<Self>, client: &Client, best_seen: &mut u64) {
+		if !self.config.bidding.enabled || self.bidding.load(Ordering::SeqCst) {
+			return;
+		}
+		let Ok(Ok((hash, number))) =
+			tokio::time::timeout(Duration::from_secs(5), client.best_head()).await
+		else {
+			return;
+		};
+		if number <= *best_seen {
+			return;
+		}
+		*best_seen = number;
+		self.bidding.store(true, Ordering::SeqCst);
+		let (me, client) = (self.clone(), client.at_block(hash));
+		tokio::spawn(async move {
+			if let Err(why) = me.bid_round(&client, number as u32).await {
+				me.metrics.errors.with_label_values(&["bidding"]).inc();
+				log::warn("bidding", None, why);
+			}
+			me.bidding.store(false, Ordering::SeqCst);
+		});
+	}
+
+	async fn connect(self: &Arc<Self>) -> Result<Client, RunError> {
+		let mut failures = 0;
+		let client = loop {
+			match self.chain.client().await {
+				Ok(client) => break client,
+				Err(e) => {
+					failures += 1;
+					log::error("chain", None, e.to_string());
+					if failures >= self.config.chain.max_failures {
+						return Err(RunError::ChainLost(failures));
+					}
+				}
+			}
+		};
+		let genesis = client.genesis_hash();
+		let genesis_hex = format!("0x{}", hex::encode(genesis));
+		match self.journal.meta("genesis").map_err(|e| RunError::Setup(e.to_string()))? {
+			Some(known) if known != genesis_hex => {
+				return Err(RunError::Setup(format!(
+					"this journal belongs to the chain {known}, the node is on {genesis_hex}: \
+					 give this chain a data directory of its own"
+				)))
+			}
+			_ => self
+				.journal
+				.set_meta("genesis", &genesis_hex)
+				.map_err(|e| RunError::Setup(e.to_string()))?,
+		}
+		*self.genesis.lock().expect("not poisoned") = genesis;
+		// Transactions signed before a restart and not known to be in keep their nonces.
+		let entries = self.journal.all().map_err(|e| RunError::Setup(e.to_string()))?;
+		for signed in entries.iter().flat_map(|e| e.extrinsics.values()).filter(|x| !x.included) {
+			self.chain.reserve(signed.nonce).await;
+		}
+		match client.acting_for(&self.account).await {
+			Ok(Some((provider, devices))) => {
+				let count = devices.as_ref().map_or(0, Vec::len);
+				self.bound_devices.store(count.max(1) as u32, Ordering::Relaxed);
+				log::info(
+					"chain",
+					None,
+					format!(
+						"worker key {} acts for provider {provider} ({} device(s) bound)",
+						self.account, count
+					),
+				);
+			}
+			Ok(None) => log::alert(
+				"chain",
+				None,
+				format!(
+					"{} is neither a provider nor a worker key bound to one: nothing to do until \
+					 it is bound (stint provider bind-worker)",
+					self.account
+				),
+			),
+			Err(e) => log::warn("chain", None, format!("cannot read whom this key acts for: {e}")),
+		}
+		Ok(client)
+	}
+
+	/// One finalized block: plan every lease, start what the plan says, bid, settle.
+	async fn tick(
+		self: &Arc<Self>,
+		client: &Client,
+		hash: [u8; 32],
+		number: u32,
+	) -> Result<(), String> {
+		if let Ok(Ok(best)) = tokio::time::timeout(CALL_TIMEOUT, client.best_number()).await {
+			self.best.store(best as u32, Ordering::Relaxed);
+		}
+		let at = client.at_block(hash);
+		let duties = tokio::time::timeout(CALL_TIMEOUT, at.duties(&self.account))
+			.await
+			.map_err(|_| "duties: no answer in time".to_string())?
+			.map_err(|e| format!("duties: {e}"))?;
+		let jobs: HashMap<LeaseId, FoundJob> = self
+			.executor
+			.list(&self.labels())
+			.await
+			.map_err(|e| format!("cannot list jobs: {e}"))?
+			.into_iter()
+			.map(|job| (job.lease, job))
+			.collect();
+		let entries: BTreeMap<LeaseId, LeaseEntry> = self
+			.journal
+			.all()
+			.map_err(|e| e.to_string())?
+			.into_iter()
+			.map(|entry| (entry.lease, entry))
+			.collect();
+
+		let mut chain: BTreeMap<LeaseId, (OnChain, Option<DutyRecord>)> = BTreeMap::new();
+		for duty in &duties {
+			let live = OnChain::Live {
+				next: duty.next,
+				checkpoint_interval: duty.lease.checkpoint_interval,
+			};
+			chain.insert(duty.id, (live, Some(duty.clone())));
+		}
+		for (id, entry) in &entries {
+			if chain.contains_key(id) {
+				continue;
+			}
+			let state = match entry.phase {
+				Phase::Done => OnChain::Ended,
+				_ => match tokio::time::timeout(CALL_TIMEOUT, at.lease(*id)).await {
+					Ok(Ok(Some(record))) if lease_is_live(&record.status) => OnChain::Unknown,
+					Ok(Ok(_)) => OnChain::Ended,
+					_ => OnChain::Unknown,
+				},
+			};
+			chain.insert(*id, (state, None));
+		}
+
+		let now = Now {
+			block: number,
+			unix: crate::unix_now(),
+			retention_secs: self.config.worker.retention_days * 24 * 3600,
+		};
+		let in_flight = self.in_flight.lock().expect("not poisoned").clone();
+		for (id, (state, duty)) in chain {
+			let entry = entries.get(&id);
+			let job = jobs.get(&id).map(|job| job.state);
+			if let (Some(entry), Some(found)) = (entry, jobs.get(&id)) {
+				if matches!(entry.phase, Phase::Running | Phase::Paused)
+					&& matches!(found.state, JobState::Running | JobState::Paused)
+				{
+					self.supervise(id, found.handle.clone());
+				}
+			}
+			let view = LeaseView {
+				id,
+				chain: state,
+				entry,
+				job,
+				in_flight: in_flight.contains(&id),
+				adopt: self.adopt.contains(&id),
+			};
+			for action in plan(&view, &now) {
+				self.dispatch(action, duty.clone());
+			}
+		}
+
+		let mut phases: HashMap<String, i64> = HashMap::new();
+		for entry in entries.values() {
+			*phases.entry(format!("{:?}", entry.phase)).or_default() += 1;
+		}
+		for phase in
+			["Preparing", "Prepared", "OrderFault", "Acked", "Running", "Paused", "Exited", "Done"]
+		{
+			self.metrics
+				.leases
+				.with_label_values(&[phase])
+				.set(phases.get(phase).copied().unwrap_or(0));
+		}
+
+		let settle_every = self.config.bidding.settle_every.max(1);
+		if number % settle_every == 0 {
+			for duty in duties.iter().filter(|d| matches!(d.lease.status, LeaseStatus::Running)) {
+				let (me, stream, lease) = (self.clone(), duty.lease.stream, duty.id);
+				tokio::spawn(async move { me.settle(lease, stream).await });
+			}
+		}
+		Ok(())
+	}
+
+	fn dispatch(self: &Arc<Self>, action: Action, duty: Option<DutyRecord>) {
+		let lease = match &action {
+			Action::Alert(lease, why) => return self.alert_once(*lease, why),
+			Action::Prepare(l) | Action::Ack(l) | Action::Start(l) | Action::Commit(l) => *l,
+			Action::Checkpoint(l, _) | Action::Stop(l, _) => *l,
+			Action::Pause(l) | Action::Unpause(l) | Action::Lost(l) => *l,
+			Action::Finish(l) | Action::Forget(l) | Action::Adopt(l) => *l,
+		};
+		let Some(guard) = self.begin(lease) else { return };
+		let me = self.clone();
+		tokio::spawn(async move {
+			let _guard = guard;
+			let name = format!("{action:?}");
+			if let Err(why) = me.act(action, duty).await {
+				me.metrics.errors.with_label_values(&["duties"]).inc();
+				log::error("duties", Some(lease), format!("{name}: {why}"));
+			}
+		});
+	}
+
+	fn begin(self: &Arc<Self>, lease: LeaseId) -> Option<InFlight<E>> {
+		self.in_flight
+			.lock()
+			.expect("not poisoned")
+			.insert(lease)
+			.then(|| InFlight { worker: self.clone(), lease })
+	}
+
+	async fn act(self: &Arc<Self>, action: Action, duty: Option<DutyRecord>) -> Result<(), String> {
+		match action {
+			Action::Prepare(id) => {
+				let duty = duty.ok_or("no duty to prepare from")?;
+				if self.prepare(id, &duty).await? {
+					self.ack_and_start(id).await?;
+				}
+				Ok(())
+			}
+			Action::Ack(id) => self.ack_and_start(id).await,
+			Action::Start(id) => self.start(id).await,
+			Action::Commit(id) => self.commit(id).await,
+			Action::Checkpoint(id, sequence) => self.checkpoint(id, sequence).await,
+			Action::Stop(id, reason) => {
+				let mut entry = self.entry(id)?;
+				entry.stop_reason = Some(reason);
+				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				if let Some(handle) = &entry.container {
+					log::info("executor", Some(id), format!("stopping the job: {reason:?}"));
+					self.executor.stop(handle, self.config.limits.stop_grace_secs).await?;
+				}
+				self.commit(id).await
+			}
+			Action::Pause(id) => {
+				let mut entry = self.entry(id)?;
+				if let Some(handle) = &entry.container {
+					self.executor.pause(handle).await?;
+				}
+				entry.phase = Phase::Paused;
+				log::info("executor", Some(id), "suspended on chain: job paused");
+				self.journal.put(&entry).map_err(|e| e.to_string())
+			}
+			Action::Unpause(id) => {
+				let mut entry = self.entry(id)?;
+				if let Some(handle) = &entry.container {
+					self.executor.unpause(handle).await?;
+				}
+				entry.phase = Phase::Running;
+				log::info("executor", Some(id), "resumed on chain: job unpaused");
+				self.journal.put(&entry).map_err(|e| e.to_string())
+			}
+			Action::Lost(id) => {
+				let mut entry = self.entry(id)?;
+				if entry.exit.is_none() {
+					log::alert("executor", Some(id), "the job vanished: reporting it lost");
+					entry.exit = Some(Exit {
+						code: ReservedExit::ContainerLost.code(),
+						reason: StopReason::Exited,
+						at: self.instant(),
+					});
+					entry.phase = Phase::Exited;
+					self.journal.put(&entry).map_err(|e| e.to_string())?;
+					self.metrics.jobs.with_label_values(&["lost"]).inc();
+				}
+				self.commit(id).await
+			}
+			Action::Finish(id) => self.finish(id).await,
+			Action::Forget(id) => self.forget(id).await,
+			Action::Adopt(id) => self.adopt(id, duty.ok_or("no duty to adopt from")?).await,
+			Action::Alert(..) => Ok(()),
+		}
+	}
+
+	fn entry(&self, lease: LeaseId) -> Result<LeaseEntry, String> {
+		self.journal
+			.get(lease)
+			.map_err(|e| e.to_string())?
+			.ok_or_else(|| format!("lease {lease} is not in the journal"))
+	}
+
+	fn instant(&self) -> Instant {
+		Instant { block: self.best.load(Ordering::Relaxed), unix_ms: crate::unix_ms() }
+	}
+
+	/// Journals a new lease and gets it ready: the image, the inputs, the disk. Returns whether
+	/// it is ready to acknowledge (prepared, or the order's fault found).
+	async fn prepare(self: &Arc<Self>, id: LeaseId, duty: &DutyRecord) -> Result<bool, String> {
+		let mut entry = match self.journal.get(id).map_err(|e| e.to_string())? {
+			Some(entry) => entry,
+			None => {
+				let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
+				let entry = LeaseEntry::new(
+					id,
+					duty.lease.buyer.0,
+					spec,
+					duty.lease.devices.0.clone(),
+					self.executor.kind(),
+				);
+				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				self.first_seen.lock().expect("not poisoned").insert(id, std::time::Instant::now());
+				log::info("duties", Some(id), format!("new lease from order {}", duty.lease.order));
+				entry
+			}
+		};
+		let dirs = self.dirs(id);
+		dirs.create().map_err(|e| format!("cannot create {}: {e}", dirs.root.display()))?;
+		if let Err(unknown) = self.gpus.uuids_for(&entry.devices) {
+			self.alert_once(
+				id,
+				&format!(
+					"leased GPUs this machine does not see ({}): not acknowledged",
+					unknown.iter().map(hex::encode).collect::<Vec<_>>().join(", ")
+				),
+			);
+			return Ok(false);
+		}
+		let free = stint_probe::free_bytes(&self.config.worker.data_dir)?;
+		if free < entry.spec.max_output_bytes {
+			self.alert_once(
+				id,
+				&format!(
+					"{free} bytes free, the order may write {}: not acknowledged",
+					entry.spec.max_output_bytes
+				),
+			);
+			return Ok(false);
+		}
+		match self.executor.resolve(&entry.spec.image).await {
+			Ok(image_id) => entry.image_id = Some(image_id),
+			Err(PrepareError::Order(code, why)) => {
+				log::warn("executor", Some(id), format!("the order's image: {why}"));
+				entry.order_fault = Some(code.code());
+				entry.phase = Phase::OrderFault;
+				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				return Ok(true);
+			}
+			Err(PrepareError::Provider(why)) => {
+				self.alert_once(id, &format!("cannot prepare the image: {why}"));
+				return Ok(false);
+			}
+		}
+		let inputs: Vec<(String, [u8; 32])> = entry
+			.spec
+			.inputs
+			.iter()
+			.map(|input| (String::from_utf8_lossy(&input.uri).into_owned(), input.content_hash))
+			.collect();
+		let (folder, private) = (dirs.inputs(), self.config.worker.allow_private_inputs);
+		let fetched =
+			tokio::task::spawn_blocking(move || fetch_inputs(&inputs, &folder, private, free))
+				.await
+				.map_err(|e| e.to_string())?;
+		match fetched {
+			Ok(hashes) => {
+				entry.input_hashes = hashes;
+				entry.phase = Phase::Prepared;
+			}
+			Err((code, why)) => {
+				log::warn("executor", Some(id), format!("the order's input: {why}"));
+				entry.order_fault = Some(code.code());
+				entry.phase = Phase::OrderFault;
+			}
+		}
+		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		Ok(true)
+	}
+
+	async fn ack_and_start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		let call = runtime::tx().leases().ack_lease(id);
+		let sent = self
+			.chain
+			.send(&self.journal, id, "ack", &call, &self.key)
+			.await
+			.map_err(|e| e.to_string())?;
+		match sent {
+			Sent::Included => {
+				let mut entry = self.entry(id)?;
+				if matches!(entry.phase, Phase::Preparing | Phase::Prepared) {
+					entry.phase = Phase::Acked;
+				}
+				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				log::info("duties", Some(id), "acknowledged");
+				match entry.phase {
+					Phase::Acked => self.start(id).await,
+					Phase::OrderFault => self.commit(id).await,
+					_ => Ok(()),
+				}
+			}
+			Sent::Refused(why) => {
+				self.alert_once(id, &format!("the acknowledgement was refused: {why}"));
+				Ok(())
+			}
+			Sent::Rejected { why, .. } if why.contains("already imported") => Ok(()),
+			Sent::Rejected { why, .. } => Err(format!("the acknowledgement did not go in: {why}")),
+		}
+	}
+
+	fn job_request(&self, entry: &LeaseEntry) -> Result<JobRequest, String> {
+		let gpu_uuids = self.gpus.uuids_for(&entry.devices).map_err(|unknown| {
+			format!("{} leased GPU(s) not seen on this machine", unknown.len())
+		})?;
+		let share = entry.devices.len().max(1) as f64
+			/ self.bound_devices.load(Ordering::Relaxed).max(entry.devices.len() as u32) as f64;
+		let mut labels = self.labels();
+		labels.insert(LEASE_LABEL.into(), entry.lease.to_string());
+		Ok(JobRequest {
+			lease: entry.lease,
+			spec: entry.spec.clone(),
+			devices: entry.devices.clone(),
+			gpu_uuids,
+			dirs: self.dirs(entry.lease),
+			nano_cpus: (self.host.cpu_cores as f64 * share * 1e9) as i64,
+			memory_bytes: ((self.host.ram_mib << 20) as f64 * share * 0.9) as i64,
+			limits: self.config.limits.clone(),
+			labels,
+		})
+	}
+
+	async fn start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		let mut entry = self.entry(id)?;
+		let image_id = match entry.image_id.clone() {
+			Some(image_id) => image_id,
+			None => self.executor.resolve(&entry.spec.image).await.map_err(|e| e.to_string())?,
+		};
+		let job = self.job_request(&entry)?;
+		let handle = self.executor.start(&job, &image_id).await?;
+		entry.image_id = Some(image_id);
+		entry.container = Some(handle.clone());
+		entry.started.get_or_insert(self.instant());
+		entry.phase = Phase::Running;
+		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		if let Some(seen) = self.first_seen.lock().expect("not poisoned").remove(&id) {
+			self.metrics.accepted_to_running.observe(seen.elapsed().as_secs_f64());
+		}
+		log::info(
+			"executor",
+			Some(id),
+			format!("job started ({})", &handle[..handle.len().min(12)]),
+		);
+		self.supervise(id, handle);
+		Ok(())
+	}
+
+	/// Watches a running job: its outputs against the order's limit, and its exit, which is
+	/// committed at once.
+	fn supervise(self: &Arc<Self>, id: LeaseId, handle: String) {
+		if !self.supervised.lock().expect("not poisoned").insert(id) {
+			return;
+		}
+		let me = self.clone();
+		tokio::spawn(async move {
+			let limit = me.entry(id).map(|e| e.spec.max_output_bytes).unwrap_or(u64::MAX);
+			let outputs = me.dirs(id).outputs();
+			let wait = me.executor.wait(&handle);
+			tokio::pin!(wait);
+			let mut watch = tokio::time::interval(Duration::from_secs(1));
+			loop {
+				tokio::select! {
+					_ = &mut wait => break,
+					_ = watch.tick() => {
+						if commit::used_bytes(&outputs) > limit {
+							if let Ok(mut entry) = me.entry(id) {
+								entry.stop_reason = Some(StopReason::OutputOverLimit);
+								let _ = me.journal.put(&entry);
+							}
+							log::warn("executor", Some(id), "outputs over the order's limit: stopping");
+							let _ = me.executor.stop(&handle, me.config.limits.stop_grace_secs).await;
+						}
+					}
+				}
+			}
+			me.supervised.lock().expect("not poisoned").remove(&id);
+			// Committed at once; if another action holds the lease, the next block's plan does it.
+			if let Some(guard) = me.begin(id) {
+				if let Err(why) = me.commit(id).await {
+					log::error("commit", Some(id), why);
+				}
+				drop(guard);
+			}
+		});
+	}
+
+	/// Records how the job ended (once), its logs, and the final result: signed once, sent
+	/// (again) until the chain has it.
+	async fn commit(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		let mut entry = self.entry(id)?;
+		if entry.phase == Phase::Done {
+			return Ok(());
+		}
+		let dirs = self.dirs(id);
+		if entry.exit.is_none() {
+			let (code, oom) = match (&entry.order_fault, &entry.container) {
+				(Some(code), _) => (*code, false),
+				(None, Some(handle)) => match self.executor.state(handle).await? {
+					JobState::Exited { code, oom } => (code, oom),
+					JobState::Missing => (ReservedExit::ContainerLost.code(), false),
+					other => return Err(format!("the job is still {other:?}")),
+				},
+				(None, None) => (ReservedExit::ContainerLost.code(), false),
+			};
+			let reason = entry.stop_reason.unwrap_or(match oom {
+				true => StopReason::OutOfMemory,
+				false => StopReason::Exited,
+			});
+			if let Some(handle) = &entry.container {
+				if let Err(why) = self
+					.executor
+					.collect_logs(handle, &dirs.logs(), self.config.limits.log_bytes)
+					.await
+				{
+					log::warn("executor", Some(id), format!("logs: {why}"));
+				}
+			}
+			entry.exit = Some(Exit { code, reason, at: self.instant() });
+			entry.phase = Phase::Exited;
+			self.journal.put(&entry).map_err(|e| e.to_string())?;
+			let outcome = match (entry.order_fault, code) {
+				(Some(_), _) => "order_fault",
+				(None, 0) => "succeeded",
+				(None, c) if c == ReservedExit::ContainerLost.code() => "lost",
+				_ => "failed",
+			};
+			self.metrics.jobs.with_label_values(&[outcome]).inc();
+			if let (Some(started), Some(exit)) = (entry.started, entry.exit) {
+				self.metrics
+					.job_seconds
+					.observe(exit.at.unix_ms.saturating_sub(started.unix_ms) as f64 / 1000.0);
+			}
+			log::info("executor", Some(id), format!("job stopped: exit {code} ({reason:?})"));
+		}
+		let exit = entry.exit.expect("recorded above");
+		self.report(id, ReportKind::Final, exit.code, exit.reason, exit.at).await
+	}
+
+	async fn checkpoint(self: &Arc<Self>, id: LeaseId, sequence: u32) -> Result<(), String> {
+		let kind = ReportKind::Checkpoint { sequence };
+		self.report(id, kind, 0, StopReason::Exited, self.instant()).await
+	}
+
+	/// Builds the receipt of `kind`, signs it once, and sends it.
+	async fn report(
+		self: &Arc<Self>,
+		id: LeaseId,
+		kind: ReportKind,
+		code: i32,
+		reason: StopReason,
+		ended: Instant,
+	) -> Result<(), String> {
+		let entry = self.entry(id)?;
+		let slot = crate::journal::slot(&kind);
+		let dirs = self.dirs(id);
+		let report = match entry.reports.get(&slot) {
+			Some(report) => report.clone(),
+			None => {
+				let receipt = self.receipt(&entry, kind, code, reason, ended)?;
+				let commitment = commit::commitment_of(&receipt);
+				let (genesis, key) = (self.genesis(), &self.key);
+				let report = self
+					.journal
+					.sign_report_once(id, kind, commitment, receipt.encode(), || {
+						commit::sign_report(key, genesis, id, kind, commitment).to_vec()
+					})
+					.map_err(|e| e.to_string())?;
+				crash_point(&format!("after-sign-report-{}", slot.split('/').next().unwrap_or("")));
+				report
+			}
+		};
+		if kind == ReportKind::Final {
+			std::fs::write(dirs.receipt(), &report.receipt).map_err(|e| e.to_string())?;
+		}
+		// A report whose extrinsic is already in a block, or is gone (rejected as stale): the
+		// lease may have it in a block not finalized yet. Never send a second one then.
+		let stored = entry.extrinsics.get(&slot);
+		if stored.is_none_or(|x| x.included) && self.settled_at_best(id, &kind).await {
+			return Ok(());
+		}
+		let signature: [u8; 64] =
+			report.signature.clone().try_into().map_err(|_| "a bad signature in the journal")?;
+		let signature = signature;
+		let commitment = Static(report.commitment);
+		let sent = match kind {
+			ReportKind::Final => {
+				let call = runtime::tx().leases().submit_result(id, commitment, signature);
+				self.chain.send(&self.journal, id, &slot, &call, &self.key).await
+			}
+			ReportKind::Checkpoint { .. } => {
+				let call = runtime::tx().leases().checkpoint(id, commitment, signature);
+				self.chain.send(&self.journal, id, &slot, &call, &self.key).await
+			}
+		}
+		.map_err(|e| e.to_string())?;
+		match sent {
+			Sent::Included => {
+				log::info("commit", Some(id), format!("{slot} in a block (exit {code})"));
+				Ok(())
+			}
+			Sent::Refused(why) => {
+				log::warn("commit", Some(id), format!("{slot} refused: {why}"));
+				Ok(())
+			}
+			Sent::Rejected { why, .. } if why.contains("already imported") => Ok(()),
+			Sent::Rejected { why, .. } => Err(format!("{slot} did not go in: {why}")),
+		}
+	}
+
+	/// Whether the best block already has this report (or the lease is no longer live there).
+	async fn settled_at_best(&self, id: LeaseId, kind: &ReportKind) -> bool {
+		let Ok(client) = self.chain.client().await else { return false };
+		let Ok(best) = client.best_hash().await else { return false };
+		match client.at_block(best).lease(id).await {
+			Ok(Some(lease)) => match kind {
+				ReportKind::Final => !lease_is_live(&lease.status),
+				ReportKind::Checkpoint { sequence } => {
+					lease.checkpoints >= *sequence || !lease_is_live(&lease.status)
+				}
+			},
+			Ok(None) => true,
+			Err(_) => false,
+		}
+	}
+
+	fn receipt(
+		&self,
+		entry: &LeaseEntry,
+		kind: ReportKind,
+		exit_code: i32,
+		stop_reason: StopReason,
+		ended: Instant,
+	) -> Result<ExecutionReceipt, String> {
+		let dirs = self.dirs(entry.lease);
+		let outputs = commit::manifest(&dirs.outputs()).map_err(|e| e.to_string())?;
+		let logs = commit::logs_manifest(&dirs.logs()).map_err(|e| e.to_string())?;
+		let started = entry.started.unwrap_or(ended);
+		let seconds = ended.unix_ms.saturating_sub(started.unix_ms) / 1000;
+		let gpu_seconds = match self.gpus.passthrough() {
+			true => seconds * entry.devices.len() as u64,
+			false => 0,
+		};
+		Ok(build_receipt(
+			self.genesis(),
+			entry,
+			kind,
+			ReceiptRun { started, ended, exit_code, stop_reason, gpu_seconds },
+			&outputs,
+			&logs,
+		))
+	}
+
+	async fn finish(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		let mut entry = self.entry(id)?;
+		if let Some(handle) = entry.container.clone() {
+			if matches!(self.executor.state(&handle).await?, JobState::Running | JobState::Paused) {
+				if entry.stop_reason.is_none() {
+					entry.stop_reason = Some(StopReason::StoppedByWorker);
+					self.journal.put(&entry).map_err(|e| e.to_string())?;
+				}
+				self.executor.stop(&handle, self.config.limits.stop_grace_secs).await?;
+				log::info("executor", Some(id), "the lease ended on chain: job stopped");
+			}
+			if entry.exit.is_none() {
+				let _ = self
+					.executor
+					.collect_logs(&handle, &self.dirs(id).logs(), self.config.limits.log_bytes)
+					.await;
+				if let JobState::Exited { code, .. } = self.executor.state(&handle).await? {
+					entry.exit = Some(Exit {
+						code,
+						reason: entry.stop_reason.unwrap_or(StopReason::StoppedByWorker),
+						at: self.instant(),
+					});
+				}
+			}
+		}
+		entry.phase = Phase::Done;
+		entry.ended_at = Some(crate::unix_now());
+		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		log::info(
+			"duties",
+			Some(id),
+			format!("ended on chain; outputs kept {} day(s)", self.config.worker.retention_days),
+		);
+		Ok(())
+	}
+
+	async fn forget(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		let entry = self.entry(id)?;
+		if let Some(handle) = &entry.container {
+			self.executor.remove(handle).await?;
+		}
+		let root = self.dirs(id).root;
+		if root.exists() {
+			std::fs::remove_dir_all(&root).map_err(|e| e.to_string())?;
+		}
+		self.journal.remove(id).map_err(|e| e.to_string())?;
+		log::info("duties", Some(id), "retention over: outputs removed");
+		Ok(())
+	}
+
+	async fn adopt(self: &Arc<Self>, id: LeaseId, duty: DutyRecord) -> Result<(), String> {
+		let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
+		let mut entry = LeaseEntry::new(
+			id,
+			duty.lease.buyer.0,
+			spec,
+			duty.lease.devices.0.clone(),
+			self.executor.kind(),
+		);
+		entry.adopted = true;
+		let mut labels = self.labels();
+		labels.insert(LEASE_LABEL.into(), id.to_string());
+		let found = self.executor.list(&labels).await?.into_iter().next();
+		self.dirs(id).create().map_err(|e| e.to_string())?;
+		match found {
+			Some(job) => {
+				entry.container = Some(job.handle);
+				entry.started = Some(self.instant());
+				entry.phase = Phase::Running;
+			}
+			None => entry.phase = Phase::Acked,
+		}
+		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		log::info("duties", Some(id), format!("adopted ({:?})", entry.phase));
+		Ok(())
+	}
+
+	async fn settle(self: &Arc<Self>, lease: LeaseId, stream: u64) {
+		let call = runtime::tx().streams().settle(stream);
+		if let Err(why) = self.chain.submit(&call, &self.key, "settle").await {
+			log::warn("bidding", Some(lease), format!("settling stream {stream}: {why}"));
+		}
+	}
+
+	/// Bids on the orders the runtime says this key can serve, as the policy allows; retracts
+	/// bids on devices this machine no longer sees. `client` reads at a best block.
+	async fn bid_round(self: &Arc<Self>, client: &Client, block: u32) -> Result<(), String> {
+		let rpc = |e: stint_client::Error| e.to_string();
+		let live = client.duties(&self.account).await.map_err(rpc)?.len() as u32;
+		let Some((provider, devices)) = client.acting_for(&self.account).await.map_err(rpc)? else {
+			return Ok(());
+		};
+		if let Some(devices) = &devices {
+			self.bound_devices.store(devices.len().max(1) as u32, Ordering::Relaxed);
+		}
+		let record = client.provider(&provider).await.map_err(rpc)?.ok_or("no provider record")?;
+		let models: HashMap<[u8; 32], String> = record
+			.hardware
+			.gpus
+			.0
+			.iter()
+			.map(|gpu| (gpu.0.uuid_hash, String::from_utf8_lossy(&gpu.0.model).into_owned()))
+			.collect();
+		let standing_bids = client.bids_of(&self.account).await.map_err(rpc)?;
+		for (order, bid) in &standing_bids {
+			if !bid.devices.0.iter().all(|device| self.gpus.sees(device)) {
+				let call = runtime::tx().market().retract_bid(*order);
+				let result = self.chain.submit(&call, &self.key, "retract").await;
+				let outcome = if result.is_ok() { "retracted" } else { "error" };
+				self.metrics.bids.with_label_values(&[outcome]).inc();
+				log::info(
+					"bidding",
+					None,
+					format!("order {order}: bid retracted (devices not seen)"),
+				);
+			}
+		}
+		let bond = client.bond(&provider).await.map_err(rpc)?;
+		let standing = bidding::Standing {
+			active: matches!(
+				record.status,
+				runtime::runtime_types::pallet_providers::types::ProviderStatus::Active
+			),
+			live_leases: live,
+			standing_bids: standing_bids.len() as u32,
+			free_bond: bond.map_or(0, |b| b.active.saturating_sub(b.locked)),
+			free_balance: client.free_balance(&provider).await.map_err(rpc)?,
+			costs: client.bid_costs().await.map_err(rpc)?,
+			scratch_free_bytes: stint_probe::free_bytes(&self.config.worker.data_dir)?,
+		};
+		let servable = client.servable_orders(&self.account, None, 32).await.map_err(rpc)?;
+		let mut candidates = Vec::new();
+		{
+			let mut refused = self.refused.lock().expect("not poisoned");
+			refused.retain(|_, until| *until > block);
+			for (order, offered) in servable {
+				if refused.contains_key(&order) {
+					continue;
+				}
+				candidates.push((order, offered));
+			}
+		}
+		let mut described = Vec::new();
+		for (order, offered) in candidates {
+			// One order that cannot be read never stops the others.
+			let Ok(Some(record)) = client.order(order).await else { continue };
+			described.push(bidding::Candidate {
+				order,
+				devices: offered
+					.iter()
+					.map(|d| (*d, models.get(d).cloned().unwrap_or_default()))
+					.collect(),
+				max_price_per_block: record.terms.max_price_per_block,
+				duration: record.terms.duration,
+				image: record.spec.0.image.to_vec(),
+				max_output_bytes: record.spec.0.max_output_bytes,
+			});
+		}
+		let (bids, _skipped) =
+			bidding::choose(&self.config.bidding, &standing, &described, |d| self.gpus.sees(d));
+		for bid in bids {
+			let call =
+				runtime::tx().market().place_bid(bid.order, bid.price_per_block, bid.devices);
+			match self.chain.submit(&call, &self.key, "bid").await {
+				Ok(_) => {
+					self.metrics.bids.with_label_values(&["placed"]).inc();
+					log::info(
+						"bidding",
+						None,
+						format!(
+							"order {}: bid {} per block",
+							bid.order,
+							stint_client::format_stint(bid.price_per_block)
+						),
+					);
+				}
+				Err(why) => {
+					self.metrics.bids.with_label_values(&["refused"]).inc();
+					self.refused.lock().expect("not poisoned").insert(bid.order, block + 20);
+					log::warn("bidding", None, format!("order {}: {why}", bid.order));
+				}
+			}
+		}
+		Ok(())
+	}
+}
+
+/// How a run went, for its receipt.
+#[derive(Clone, Copy, Debug)]
+pub struct ReceiptRun {
+	pub started: Instant,
+	pub ended: Instant,
+	pub exit_code: i32,
+	pub stop_reason: StopReason,
+	pub gpu_seconds: u64,
+}
+
+/// The receipt of a run of `entry`'s job.
+pub fn build_receipt(
+	genesis_hash: [u8; 32],
+	entry: &LeaseEntry,
+	kind: ReportKind,
+	run: ReceiptRun,
+	outputs: &commit::Manifest,
+	logs: &commit::Manifest,
+) -> ExecutionReceipt {
+	ExecutionReceipt {
+		domain: RECEIPT_DOMAIN,
+		genesis_hash,
+		lease: entry.lease,
+		kind,
+		image_digest: entry.image_digest,
+		executor: entry.executor,
+		devices: entry.devices.clone(),
+		started: run.started,
+		ended: run.ended,
+		exit_code: run.exit_code,
+		stop_reason: run.stop_reason,
+		gpu_seconds: run.gpu_seconds,
+		logs_root: logs.root(),
+		output_root: outputs.root(),
+		input_hashes: entry.input_hashes.clone(),
+		worker_version: crate::WORKER_VERSION.as_bytes().to_vec(),
+	}
+}
+
+/// Downloads each input to `folder/<index>`, checking its blake2-256; the order's fault (with
+/// its reserved code) when one cannot be had as pinned.
+pub fn fetch_inputs(
+	inputs: &[(String, [u8; 32])],
+	folder: &Path,
+	allow_private: bool,
+	budget: u64,
+) -> Result<Vec<[u8; 32]>, (ReservedExit, String)> {
+	use std::io::{Read, Write};
+	let unreachable = |why: String| (ReservedExit::InputUnreachable, why);
+	let mut hashes = Vec::new();
+	for (index, (uri, expected)) in inputs.iter().enumerate() {
+		let target = folder.join(index.to_string());
+		if target.is_file() {
+			if let Ok((hash, _)) = commit::hash_file(&target) {
+				if &hash == expected {
+					hashes.push(hash);
+					continue;
+				}
+			}
+		}
+		if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+			return Err(unreachable(format!("input {index}: only http(s) inputs are fetched")));
+		}
+		if !allow_private && points_inside(uri) {
+			return Err(unreachable(format!(
+				"input {index}: {uri} is a loopback or private address"
+			)));
+		}
+		let response = ureq::get(uri)
+			.timeout(Duration::from_secs(300))
+			.call()
+			.map_err(|e| unreachable(format!("input {index}: {e}")))?;
+		let mut reader = response.into_reader().take(budget.saturating_add(1));
+		let mut file = std::fs::File::create(&target)
+			.map_err(|e| unreachable(format!("input {index}: {e}")))?;
+		let mut state = blake2b_simd::Params::new().hash_length(32).to_state();
+		let mut buffer = vec![0u8; 64 * 1024];
+		let mut size = 0u64;
+		loop {
+			let n =
+				reader.read(&mut buffer).map_err(|e| unreachable(format!("input {index}: {e}")))?;
+			if n == 0 {
+				break;
+			}
+			size += n as u64;
+			state.update(&buffer[..n]);
+			file.write_all(&buffer[..n]).map_err(|e| unreachable(format!("input {index}: {e}")))?;
+		}
+		if size > budget {
+			return Err(unreachable(format!("input {index}: larger than the free disk")));
+		}
+		let hash: [u8; 32] = state.finalize().as_bytes().try_into().expect("32 bytes asked");
+		if &hash != expected {
+			let _ = std::fs::remove_file(&target);
+			return Err((
+				ReservedExit::InputHashMismatch,
+				format!("input {index}: its content does not hash to the order's content_hash"),
+			));
+		}
+		hashes.push(hash);
+	}
+	Ok(hashes)
+}
+
+/// Whether `uri`'s host resolves to a loopback, private, link-local or unspecified address.
+fn points_inside(uri: &str) -> bool {
+	use std::net::{IpAddr, ToSocketAddrs};
+	let rest = uri.split_once("://").map_or(uri, |(_, rest)| rest);
+	let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+	let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+	let with_port = match authority.rsplit_once(':') {
+		Some((_, port))
+			if port.chars().all(|c| c.is_ascii_digit()) && !authority.ends_with(']') =>
+		{
+			authority.to_string()
+		}
+		_ => format!("{authority}:80"),
+	};
+	let Ok(addresses) = with_port.to_socket_addrs() else { return true };
+	addresses.map(|a| a.ip()).any(|ip| match ip {
+		IpAddr::V4(v4) => {
+			v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified()
+		}
+		IpAddr::V6(v6) => {
+			v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00
+		}
+	})
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn inputs_on_the_providers_own_network_are_refused() {
+		assert!(points_inside("http://127.0.0.1:9944/"));
+		assert!(points_inside("http://localhost/x"));
+		assert!(points_inside("http://10.1.2.3/x"));
+		assert!(points_inside("http://user@192.168.0.1:8080/x"));
+		assert!(points_inside("http://[::1]:80/x"));
+		assert!(points_inside("http://169.254.169.254/latest/meta-data"));
+		let dir = tempfile::tempdir().unwrap();
+		let refused =
+			fetch_inputs(&[("http://127.0.0.1:1/x".into(), [0; 32])], dir.path(), false, 1 << 20);
+		assert!(
+			matches!(refused, Err((ReservedExit::InputUnreachable, why)) if why.contains("private"))
+		);
+		let scheme =
+			fetch_inputs(&[("file:///etc/passwd".into(), [0; 32])], dir.path(), true, 1 << 20);
+		assert!(matches!(scheme, Err((ReservedExit::InputUnreachable, _))));
+	}
+
+	#[test]
+	fn inputs_are_checked_against_their_hash() {
+		let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+		let port = server.server_addr().to_ip().unwrap().port();
+		std::thread::spawn(move || {
+			for request in server.incoming_requests() {
+				let _ = request.respond(tiny_http::Response::from_string("input bytes"));
+			}
+		});
+		let dir = tempfile::tempdir().unwrap();
+		let uri = format!("http://127.0.0.1:{port}/data");
+		let good = stint_primitives::blake2_256(b"input bytes");
+		assert_eq!(fetch_inputs(&[(uri.clone(), good)], dir.path(), true, 1 << 20), Ok(vec![good]));
+		assert_eq!(std::fs::read(dir.path().join("0")).unwrap(), b"input bytes");
+		let other = tempfile::tempdir().unwrap();
+		let wrong = fetch_inputs(&[(uri, [1; 32])], other.path(), true, 1 << 20);
+		assert!(matches!(wrong, Err((ReservedExit::InputHashMismatch, _))));
+		assert!(!other.path().join("0").exists());
+	}
+}

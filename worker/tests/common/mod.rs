@@ -1,0 +1,57 @@
+//! What the worker's tests share: the test job image, built here from `tests/job/job.c` (a static
+//! binary `FROM scratch`: no registry needed), once per test binary.
+
+#![allow(dead_code)]
+
+use std::{path::Path, process::Command, sync::OnceLock};
+
+/// The test image, pinned as an order pins it: `stint-test/job@sha256:<its ID>`.
+pub fn job_image() -> String {
+	static IMAGE: OnceLock<String> = OnceLock::new();
+	IMAGE.get_or_init(|| build_image("stint-test/job", include_str!("../job/job.c"))).clone()
+}
+
+/// Builds `source` (C) statically into an image `name` whose entry point runs it.
+pub fn build_image(name: &str, source: &str) -> String {
+	let dir = tempfile::tempdir().expect("a temporary folder");
+	std::fs::write(dir.path().join("job.c"), source).unwrap();
+	run(Command::new("gcc").args(["-static", "-O2", "-o", "job", "job.c"]).current_dir(dir.path()));
+	std::fs::write(
+		dir.path().join("Dockerfile"),
+		"FROM scratch\nCOPY job /job\nENTRYPOINT [\"/job\"]\n",
+	)
+	.unwrap();
+	let id = run(Command::new("docker")
+		.args(["build", "-q", "-t", name, "."])
+		.env("DOCKER_BUILDKIT", "0")
+		.current_dir(dir.path()));
+	let id =
+		id.trim().strip_prefix("sha256:").expect("docker build -q prints the image ID").to_string();
+	format!("{name}@sha256:{id}")
+}
+
+fn run(command: &mut Command) -> String {
+	let output = command.output().expect("the command starts");
+	assert!(output.status.success(), "{command:?}: {}", String::from_utf8_lossy(&output.stderr));
+	String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Whether a Docker engine answers (the executor tests need one).
+pub fn docker_available() -> bool {
+	Command::new("docker").arg("info").output().is_ok_and(|o| o.status.success())
+}
+
+/// The files of a folder, as (relative path, content), sorted.
+pub fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+	let mut found = Vec::new();
+	for entry in std::fs::read_dir(dir).unwrap().flatten() {
+		if entry.file_type().unwrap().is_file() {
+			found.push((
+				entry.file_name().to_string_lossy().into_owned(),
+				std::fs::read(entry.path()).unwrap(),
+			));
+		}
+	}
+	found.sort();
+	found
+}

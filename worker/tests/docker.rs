@@ -1,0 +1,183 @@
+//! The Docker executor against this machine's real engine, with the test job image built here
+//! (a static binary `FROM scratch`): outputs, logs, exit codes, time up, a wrong digest, a local
+//! image found by its ID, no network and a read-only root, jobs found again by their labels.
+
+mod common;
+
+use std::{collections::HashMap, time::Duration};
+
+use stint_primitives::{ReservedExit, StopReason};
+use stint_worker::{
+	commit::{self, LeaseDirs},
+	config::Limits,
+	executor::{
+		docker::Docker, Executor, JobRequest, JobState, PrepareError, CHAIN_LABEL, INSTANCE_LABEL,
+		LEASE_LABEL,
+	},
+	once::{run_once, JobFile},
+};
+
+fn request(dir: &std::path::Path, lease: u64, image: &str, command: &[&str]) -> JobRequest {
+	let spec = JobFile {
+		image: image.to_string(),
+		command: command.iter().map(|w| w.to_string()).collect(),
+		env: Default::default(),
+		max_output_bytes: 1 << 20,
+		timeout_secs: 60,
+		gpus: vec![],
+		out: dir.to_path_buf(),
+	}
+	.spec()
+	.unwrap();
+	let dirs = LeaseDirs { root: dir.join(lease.to_string()) };
+	dirs.create().unwrap();
+	let instance = format!("test{:x}", std::process::id());
+	JobRequest {
+		lease,
+		spec,
+		devices: vec![],
+		gpu_uuids: vec![],
+		dirs,
+		nano_cpus: 1_000_000_000,
+		memory_bytes: 256 << 20,
+		limits: Limits { stop_grace_secs: 1, ..Limits::default() },
+		labels: HashMap::from([
+			(CHAIN_LABEL.into(), "test".into()),
+			(INSTANCE_LABEL.into(), instance),
+			(LEASE_LABEL.into(), lease.to_string()),
+		]),
+	}
+}
+
+async fn docker() -> Docker {
+	assert!(common::docker_available(), "these tests need a Docker engine");
+	Docker::connect().await.expect("the engine answers")
+}
+
+async fn run(docker: &Docker, job: &JobRequest) -> (JobState, String, String) {
+	let image = docker.resolve(&job.spec.image).await.expect("the test image is local");
+	let handle = docker.start(job, &image).await.expect("the job starts");
+	let state = tokio::time::timeout(Duration::from_secs(60), docker.wait(&handle))
+		.await
+		.expect("the job ends")
+		.unwrap();
+	docker.collect_logs(&handle, &job.dirs.logs(), 1 << 20).await.unwrap();
+	docker.remove(&handle).await.unwrap();
+	let read =
+		|name| String::from_utf8(std::fs::read(job.dirs.logs().join(name)).unwrap()).unwrap();
+	(state, read("stdout"), read("stderr"))
+}
+
+#[tokio::test]
+async fn a_job_writes_outputs_and_logs_and_its_exit_code_is_kept() {
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let image = common::job_image();
+	let ok = request(dir.path(), 1, &image, &["/job", "write", "result.txt", "42", "say", "hello"]);
+	let (state, stdout, stderr) = run(&docker, &ok).await;
+	assert_eq!(state, JobState::Exited { code: 0, oom: false });
+	assert_eq!(stdout, "wrote result.txt\nhello\n");
+	assert_eq!(stderr, "hello\n");
+	assert_eq!(common::files(&ok.dirs.outputs()), vec![("result.txt".into(), b"42".to_vec())]);
+
+	let failing = request(dir.path(), 2, &image, &["/job", "say", "bye", "exit", "7"]);
+	let (state, stdout, _) = run(&docker, &failing).await;
+	assert_eq!(state, JobState::Exited { code: 7, oom: false });
+	assert_eq!(stdout, "bye\n");
+}
+
+#[tokio::test]
+async fn a_job_has_no_network_and_a_read_only_root() {
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let job = request(dir.path(), 3, &common::job_image(), &["/job", "net", "-", "rootfs", "-"]);
+	let (state, stdout, _) = run(&docker, &job).await;
+	// 42: it reached the network; 43: it wrote to its root filesystem.
+	assert_eq!(state, JobState::Exited { code: 0, oom: false }, "{stdout}");
+	assert_eq!(stdout, "no network\nread-only root\n");
+}
+
+#[tokio::test]
+async fn a_job_past_its_time_is_stopped_and_a_stopped_job_is_found_by_its_labels() {
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let job =
+		request(dir.path(), 4, &common::job_image(), &["/job", "say", "working", "sleep", "60"]);
+	let image = docker.resolve(&job.spec.image).await.unwrap();
+	let handle = docker.start(&job, &image).await.unwrap();
+	// Starting again (a worker that crashed after creating it) finds the same container.
+	assert_eq!(docker.start(&job, &image).await.unwrap(), handle);
+	assert_eq!(docker.state(&handle).await.unwrap(), JobState::Running);
+	let found = docker.list(&job.labels).await.unwrap();
+	assert_eq!(found.len(), 1);
+	assert_eq!((found[0].lease, found[0].handle.as_str()), (4, handle.as_str()));
+	docker.pause(&handle).await.unwrap();
+	assert_eq!(docker.state(&handle).await.unwrap(), JobState::Paused);
+	docker.stop(&handle, 1).await.unwrap();
+	match docker.state(&handle).await.unwrap() {
+		// SIGTERM ends the job (143), or SIGKILL after the grace (137).
+		JobState::Exited { code, .. } => assert!(code == 143 || code == 137, "{code}"),
+		other => panic!("{other:?}"),
+	}
+	// A stopped job is kept (its exit code is collected later), until removed.
+	assert_eq!(docker.list(&job.labels).await.unwrap().len(), 1);
+	docker.remove(&handle).await.unwrap();
+	assert_eq!(docker.state(&handle).await.unwrap(), JobState::Missing);
+	assert!(docker.list(&job.labels).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn images_are_found_by_id_and_a_digest_that_is_nowhere_is_the_orders_fault() {
+	let docker = docker().await;
+	let image = common::job_image();
+	let id = docker.resolve(image.as_bytes()).await.unwrap();
+	assert_eq!(id, format!("sha256:{}", image.rsplit_once(":").unwrap().1));
+	let nowhere = format!("stint-test/job@sha256:{}", "0".repeat(64));
+	match docker.resolve(nowhere.as_bytes()).await {
+		Err(PrepareError::Order(code, _)) => assert_eq!(code, ReservedExit::ImageUnavailable),
+		other => panic!("{other:?}"),
+	}
+	match docker.resolve(b"stint-test/job:latest").await {
+		Err(PrepareError::Order(code, _)) => assert_eq!(code, ReservedExit::ImageUnavailable),
+		other => panic!("{other:?}"),
+	}
+}
+
+#[tokio::test]
+async fn run_once_prints_a_receipt_that_commits_to_the_outputs_and_logs() {
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let job = JobFile {
+		image: common::job_image(),
+		command: ["/job", "write", "a.txt", "alpha", "big", "3000000"].map(String::from).to_vec(),
+		env: Default::default(),
+		max_output_bytes: 2 << 20,
+		timeout_secs: 60,
+		gpus: vec![],
+		out: dir.path().join("out"),
+	};
+	let report = run_once(&docker, &job).await.unwrap();
+	assert_eq!(report.exit_code, 0);
+	// It wrote 3 MB where 2 MiB were allowed.
+	assert_eq!(report.stop_reason, StopReason::OutputOverLimit);
+	let dirs = LeaseDirs { root: job.out.clone() };
+	let manifest = commit::manifest(&dirs.outputs()).unwrap();
+	assert_eq!(report.receipt.output_root, manifest.root());
+	assert_eq!(report.receipt.logs_root, commit::logs_manifest(&dirs.logs()).unwrap().root());
+	assert_eq!(
+		std::fs::read(dirs.receipt()).unwrap(),
+		codec::Encode::encode(&report.receipt),
+		"receipt.scale is the receipt"
+	);
+	assert_eq!(report.receipt_hash, format!("0x{}", hex::encode(report.receipt.hash())));
+
+	let timed = JobFile {
+		command: ["/job", "sleep", "60"].map(String::from).to_vec(),
+		timeout_secs: 1,
+		out: dir.path().join("timed"),
+		..job
+	};
+	let report = run_once(&docker, &timed).await.unwrap();
+	assert_eq!(report.stop_reason, StopReason::TimeLimit);
+	assert_ne!(report.exit_code, 0);
+}

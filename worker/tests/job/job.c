@@ -1,0 +1,83 @@
+/* A job for the worker's tests, built static and shipped `FROM scratch`: each pair of arguments
+ * is one step, run in order.
+ *   write NAME TEXT   write TEXT to /outputs/NAME (and say so on stdout)
+ *   say TEXT          print TEXT on stdout and stderr
+ *   big BYTES         write BYTES bytes to /outputs/big, a MiB at a time
+ *   sleep SECONDS     sleep
+ *   net -             try to reach 1.1.1.1:53; exit 42 if it worked
+ *   rootfs -          try to write /etc/stint; exit 43 if it worked
+ *   copy N            copy /inputs/N to /outputs/copy-N
+ *   exit CODE         exit with CODE
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void write_file(const char *path, const char *text, size_t len) {
+	FILE *f = fopen(path, "wb");
+	if (!f) { perror(path); exit(50); }
+	fwrite(text, 1, len, f);
+	fclose(f);
+}
+
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const char *step = argv[i], *arg = argv[i + 1];
+		char path[512];
+		if (!strcmp(step, "write")) {
+			if (i + 2 >= argc) return 51;
+			snprintf(path, sizeof path, "/outputs/%s", arg);
+			write_file(path, argv[i + 2], strlen(argv[i + 2]));
+			printf("wrote %s\n", arg);
+			i++;
+		} else if (!strcmp(step, "say")) {
+			printf("%s\n", arg);
+			fprintf(stderr, "%s\n", arg);
+		} else if (!strcmp(step, "big")) {
+			long long left = atoll(arg);
+			static char mib[1 << 20];
+			memset(mib, 'x', sizeof mib);
+			FILE *f = fopen("/outputs/big", "wb");
+			if (!f) return 52;
+			while (left > 0) {
+				size_t n = left < (long long)sizeof mib ? (size_t)left : sizeof mib;
+				fwrite(mib, 1, n, f);
+				fflush(f);
+				left -= n;
+				usleep(20000);
+			}
+			fclose(f);
+		} else if (!strcmp(step, "sleep")) {
+			sleep(atoi(arg));
+		} else if (!strcmp(step, "net")) {
+			int s = socket(AF_INET, SOCK_STREAM, 0);
+			struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(53) };
+			inet_pton(AF_INET, "1.1.1.1", &to.sin_addr);
+			if (s >= 0 && connect(s, (struct sockaddr *)&to, sizeof to) == 0) return 42;
+			printf("no network\n");
+		} else if (!strcmp(step, "rootfs")) {
+			int fd = open("/etc/stint", O_CREAT | O_WRONLY, 0644);
+			if (fd >= 0) return 43;
+			printf("read-only root\n");
+		} else if (!strcmp(step, "copy")) {
+			char from[64], buf[65536];
+			snprintf(from, sizeof from, "/inputs/%s", arg);
+			snprintf(path, sizeof path, "/outputs/copy-%s", arg);
+			FILE *in = fopen(from, "rb"), *out = fopen(path, "wb");
+			if (!in || !out) return 53;
+			size_t n;
+			while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+			fclose(in);
+			fclose(out);
+		} else if (!strcmp(step, "exit")) {
+			return atoi(arg);
+		}
+	}
+	return 0;
+}
