@@ -120,6 +120,11 @@ impl TestNode {
 		Ok(Self { child: Mutex::new(child), rpc_port, log_path, _base: base })
 	}
 
+	/// The node's process id (to freeze it with SIGSTOP, say).
+	pub fn pid(&self) -> u32 {
+		self.child.lock().expect("the node's handle").id()
+	}
+
 	/// The node's WebSocket RPC endpoint.
 	pub fn ws_url(&self) -> String {
 		format!("ws://127.0.0.1:{}", self.rpc_port)

@@ -11,8 +11,8 @@ use std::{collections::HashSet, path::PathBuf, process::ExitCode, sync::Arc};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use stint_worker::{
-	config::{Config, ExecutorChoice, GpuMode},
-	executor::{docker::Docker, Executor},
+	config::{Config, ExecutorChoice, GpuMode, NativeProgram},
+	executor::{docker::Docker, native::Native, Executor},
 	gpu::Gpus,
 	journal::Journal,
 	log,
@@ -108,18 +108,40 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 		Ok(config) => config,
 		Err(e) => return fail("config", e.to_string()),
 	};
+	let adopt = adopt.into_iter().collect::<HashSet<_>>();
+	match config.worker.executor {
+		ExecutorChoice::Docker => match Docker::connect().await {
+			Ok(docker) => {
+				log::info(
+					"executor",
+					None,
+					format!("Docker engine, API {} (negotiated)", docker.api_version),
+				);
+				run_with(config, docker, adopt).await
+			}
+			Err(e) => fail("executor", e),
+		},
+		ExecutorChoice::Native => {
+			let state = config.worker.data_dir.join("native");
+			match Native::new(config.native.programs.clone(), state) {
+				Ok(native) => {
+					log::warn(
+						"executor",
+						None,
+						"native executor: jobs run unisolated, for trusted programs only",
+					);
+					run_with(config, native, adopt).await
+				}
+				Err(e) => fail("executor", e),
+			}
+		}
+	}
+}
+
+async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>) -> ExitCode {
 	let key = match stint_client::keypair(&config.worker.key) {
 		Ok(key) => key,
 		Err(e) => return fail("config", format!("[worker] key: {e}")),
-	};
-	let executor = match config.worker.executor {
-		ExecutorChoice::Docker => match Docker::connect().await {
-			Ok(docker) => docker,
-			Err(e) => return fail("executor", e),
-		},
-		ExecutorChoice::Native => {
-			return fail("executor", "the native executor is not available in this build yet")
-		}
 	};
 	let gpus = Gpus::detect(config.worker.gpus);
 	if config.worker.gpus == GpuMode::Auto {
@@ -127,7 +149,10 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 			(Some(why), _) => log::alert(
 				"gpu",
 				None,
-				format!("no GPU ({why}): leases on GPUs will not be run; set gpus = \"off\" on a development chain"),
+				format!(
+					"no GPU ({why}): leases on GPUs will not be run; set gpus = \"off\" on a \
+					 development chain"
+				),
 			),
 			(None, false) => log::alert(
 				"gpu",
@@ -137,20 +162,13 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 			(None, true) => {}
 		}
 	}
-	log::info(
-		"executor",
-		None,
-		format!("Docker engine, API {} (negotiated)", executor.api_version),
-	);
-	let worker =
-		match Worker::new(config, key, executor, gpus, adopt.into_iter().collect::<HashSet<_>>()) {
-			Ok(worker) => worker,
-			Err(e) => return fail("worker", e.to_string()),
-		};
+	let worker: Arc<Worker<E>> = match Worker::new(config, key, executor, gpus, adopt) {
+		Ok(worker) => worker,
+		Err(e) => return fail("worker", e.to_string()),
+	};
 	if let Err(e) = worker.serve() {
 		return fail("api", e.to_string());
 	}
-	let worker: Arc<Worker<Docker>> = worker;
 	tokio::select! {
 		result = worker.run() => match result {
 			Ok(()) => ExitCode::SUCCESS,
@@ -177,11 +195,25 @@ async fn once(path: &std::path::Path) -> ExitCode {
 	};
 	// Relative to the job file's folder; Docker binds absolute paths only.
 	job.out = absolute_beside(path, &job.out);
-	let docker = match Docker::connect().await {
-		Ok(docker) => docker,
-		Err(e) => return fail("executor", e),
+	let report = match &job.program {
+		// A native program: the job's image names it, pinned by the file's sha256.
+		Some(program) => {
+			let program = absolute_beside(path, program);
+			let name = job.image.split('@').next().unwrap_or_default();
+			let name = name.strip_prefix("native/").unwrap_or(name).to_string();
+			let sha256 = job.image.rsplit_once(':').map(|(_, d)| d.to_string()).unwrap_or_default();
+			let programs = vec![NativeProgram { name, path: program, sha256 }];
+			match Native::new(programs, job.out.join(".native")) {
+				Ok(native) => run_once(&native, &job).await,
+				Err(e) => return fail("executor", e),
+			}
+		}
+		None => match Docker::connect().await {
+			Ok(docker) => run_once(&docker, &job).await,
+			Err(e) => return fail("executor", e),
+		},
 	};
-	match run_once(&docker, &job).await {
+	match report {
 		Ok(report) => {
 			println!("{}", serde_json::to_string_pretty(&report).expect("plain data serializes"));
 			match report.exit_code {

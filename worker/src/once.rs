@@ -11,6 +11,7 @@
 //! gpus = []                                # GPU UUIDs to pass, e.g. ["GPU-…"]
 //! out = "run-once-out"                     # outputs/, logs/, receipt.scale, receipt.json
 //!                                          # (relative: from the job file's folder)
+//! # program = "bin/selftest"               # run natively: image = "native/selftest@sha256:<file's>"
 //! ```
 
 use std::{collections::HashMap, path::PathBuf, time::Duration};
@@ -43,6 +44,10 @@ pub struct JobFile {
 	#[serde(default)]
 	pub gpus: Vec<String>,
 	pub out: PathBuf,
+	/// Run this program natively (unisolated) instead of a container: the image must then be
+	/// `native/<name>@sha256:<the file's sha256>`.
+	#[serde(default)]
+	pub program: Option<PathBuf>,
 }
 
 fn default_output() -> u64 {

@@ -174,6 +174,16 @@ impl<E: Executor> Worker<E> {
 				self.config.api.listen, self.config.metrics.listen
 			),
 		);
+		log::info(
+			"worker",
+			None,
+			format!(
+				"{} with journal {} (instance {})",
+				crate::WORKER_VERSION,
+				self.config.worker.data_dir.join("journal.redb").display(),
+				self.instance
+			),
+		);
 		Ok(())
 	}
 
@@ -187,17 +197,25 @@ impl<E: Executor> Worker<E> {
 		let mut best_seen = 0u64;
 		let stall = Duration::from_secs(self.config.chain.stall_secs);
 		loop {
-			let head = tokio::time::timeout(CALL_TIMEOUT, client.finalized_head()).await;
+			let head = tokio::time::timeout(stall, client.finalized_head()).await;
 			let broken = match head {
 				Ok(Ok((hash, number))) if number > last.0 => {
 					last = (number, std::time::Instant::now());
 					failures = 0;
 					self.metrics.finalized_block.set(number as i64);
-					if let Err(why) = self.tick(&client, hash, number as u32).await {
-						self.metrics.errors.with_label_values(&["duties"]).inc();
-						log::warn("duties", None, format!("block {number}: {why}"));
+					let tick = self.tick(&client, hash, number as u32);
+					match tokio::time::timeout(stall * 2, tick).await {
+						Ok(Ok(())) => None,
+						Ok(Err(why)) => {
+							self.metrics.errors.with_label_values(&["duties"]).inc();
+							log::warn("duties", None, format!("block {number}: {why}"));
+							None
+						}
+						Err(_) => Some(format!(
+							"block {number}: the node does not answer (no reads in {} s)",
+							(stall * 2).as_secs()
+						)),
 					}
-					None
 				}
 				Ok(Ok(_)) if last.1.elapsed() > stall => Some(format!(
 					"no finalized block for {} s (a half-open connection?)",
@@ -205,7 +223,11 @@ impl<E: Executor> Worker<E> {
 				)),
 				Ok(Ok(_)) => None,
 				Ok(Err(e)) => Some(e.to_string()),
-				Err(_) => Some("the node did not answer in time".into()),
+				Err(_) => Some(format!(
+					"no finalized block for {} s: the node does not answer (a half-open \
+					 connection?)",
+					stall.as_secs()
+				)),
 			};
 			if let Some(why) = broken {
 				log::warn("chain", None, format!("{why}: reconnecting"));

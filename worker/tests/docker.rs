@@ -26,6 +26,7 @@ fn request(dir: &std::path::Path, lease: u64, image: &str, command: &[&str]) -> 
 		timeout_secs: 60,
 		gpus: vec![],
 		out: dir.to_path_buf(),
+		program: None,
 	}
 	.spec()
 	.unwrap();
@@ -155,6 +156,7 @@ async fn run_once_prints_a_receipt_that_commits_to_the_outputs_and_logs() {
 		timeout_secs: 60,
 		gpus: vec![],
 		out: dir.path().join("out"),
+		program: None,
 	};
 	let report = run_once(&docker, &job).await.unwrap();
 	assert_eq!(report.exit_code, 0);

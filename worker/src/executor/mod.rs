@@ -12,6 +12,7 @@ use stint_primitives::{DeviceId, ExecutorKind, JobSpec, LeaseId, ReservedExit};
 use crate::{commit::LeaseDirs, config::Limits};
 
 pub mod docker;
+pub mod native;
 
 /// A job to start.
 #[derive(Clone, Debug)]

@@ -55,3 +55,14 @@ pub fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 	found.sort();
 	found
 }
+
+pub mod chain;
+
+/// The test job built as a plain program at `dir/job`, and its sha256.
+pub fn job_program(dir: &Path) -> (std::path::PathBuf, String) {
+	std::fs::write(dir.join("job.c"), include_str!("../job/job.c")).unwrap();
+	run(Command::new("gcc").args(["-O2", "-o", "job", "job.c"]).current_dir(dir));
+	let path = dir.join("job");
+	let sha256 = stint_worker::executor::native::sha256_file(&path).unwrap();
+	(path, sha256)
+}

@@ -7,7 +7,10 @@
  *   net -             try to reach 1.1.1.1:53; exit 42 if it worked
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
  *   copy N            copy /inputs/N to /outputs/copy-N
+ *   env NAME          print NAME=value of an environment variable
  *   exit CODE         exit with CODE
+ * Outputs go to $STINT_OUTPUTS and inputs come from $STINT_INPUTS (a container's /outputs and
+ * /inputs; the native executor's folders).
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -27,12 +30,14 @@ static void write_file(const char *path, const char *text, size_t len) {
 
 int main(int argc, char **argv) {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	const char *outputs = getenv("STINT_OUTPUTS") ? getenv("STINT_OUTPUTS") : "/outputs";
+	const char *inputs = getenv("STINT_INPUTS") ? getenv("STINT_INPUTS") : "/inputs";
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *step = argv[i], *arg = argv[i + 1];
 		char path[512];
 		if (!strcmp(step, "write")) {
 			if (i + 2 >= argc) return 51;
-			snprintf(path, sizeof path, "/outputs/%s", arg);
+			snprintf(path, sizeof path, "%s/%s", outputs, arg);
 			write_file(path, argv[i + 2], strlen(argv[i + 2]));
 			printf("wrote %s\n", arg);
 			i++;
@@ -43,7 +48,8 @@ int main(int argc, char **argv) {
 			long long left = atoll(arg);
 			static char mib[1 << 20];
 			memset(mib, 'x', sizeof mib);
-			FILE *f = fopen("/outputs/big", "wb");
+			snprintf(path, sizeof path, "%s/big", outputs);
+			FILE *f = fopen(path, "wb");
 			if (!f) return 52;
 			while (left > 0) {
 				size_t n = left < (long long)sizeof mib ? (size_t)left : sizeof mib;
@@ -66,15 +72,17 @@ int main(int argc, char **argv) {
 			if (fd >= 0) return 43;
 			printf("read-only root\n");
 		} else if (!strcmp(step, "copy")) {
-			char from[64], buf[65536];
-			snprintf(from, sizeof from, "/inputs/%s", arg);
-			snprintf(path, sizeof path, "/outputs/copy-%s", arg);
+			char from[512], buf[65536];
+			snprintf(from, sizeof from, "%s/%s", inputs, arg);
+			snprintf(path, sizeof path, "%s/copy-%s", outputs, arg);
 			FILE *in = fopen(from, "rb"), *out = fopen(path, "wb");
 			if (!in || !out) return 53;
 			size_t n;
 			while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
 			fclose(in);
 			fclose(out);
+		} else if (!strcmp(step, "env")) {
+			printf("%s=%s\n", arg, getenv(arg) ? getenv(arg) : "");
 		} else if (!strcmp(step, "exit")) {
 			return atoi(arg);
 		}

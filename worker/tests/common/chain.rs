@@ -1,0 +1,316 @@
+//! Tests on a dev chain: Eve's worker as a process, Alice's orders through the `stint` CLI.
+
+use std::{
+	path::{Path, PathBuf},
+	process::{Child, Command, Stdio},
+	time::{Duration, Instant},
+};
+
+use anyhow::{bail, Context, Result};
+use stint_client::{Client, LeaseRecord, LeaseStatus, OrderStatus};
+use stint_e2e::{free_port, node_binary};
+
+/// Eve's registered endpoint on the dev chain: where the CLI fetches results from.
+pub const EVE_ENDPOINT_PORT: u16 = 8601;
+
+/// Eve's worker, started as `stint-worker run`.
+pub struct Worker {
+	pub child: Child,
+	pub log: PathBuf,
+	pub config: PathBuf,
+}
+
+impl Worker {
+	pub fn start(config: &Path, crash_at: Option<&str>) -> Result<Self> {
+		let log = config.with_extension(format!("{}.log", stint_worker::unix_ms()));
+		let mut command = Command::new(env!("CARGO_BIN_EXE_stint-worker"));
+		command
+			.args(["run", "--config"])
+			.arg(config)
+			.stdout(Stdio::null())
+			.stderr(std::fs::File::create(&log)?);
+		if let Some(point) = crash_at {
+			command.env("STINT_WORKER_CRASH_AT", point);
+		}
+		Ok(Self { child: command.spawn()?, log, config: config.to_path_buf() })
+	}
+
+	pub fn log(&self) -> String {
+		std::fs::read_to_string(&self.log).unwrap_or_default()
+	}
+
+	/// Waits until the log has `text`.
+	pub async fn wait_log(&self, text: &str, timeout: Duration) -> Result<()> {
+		let deadline = Instant::now() + timeout;
+		while !self.log().contains(text) {
+			if Instant::now() > deadline {
+				bail!("the worker never logged {text:?}:\n{}", self.log());
+			}
+			tokio::time::sleep(Duration::from_millis(100)).await;
+		}
+		Ok(())
+	}
+
+	/// The journal's instance id, which every container of this worker carries as a label.
+	pub async fn instance(&self) -> Result<String> {
+		self.wait_log("instance ", Duration::from_secs(30)).await?;
+		let log = self.log();
+		let id = log
+			.split("instance ")
+			.nth(1)
+			.and_then(|rest| rest.split_whitespace().next())
+			.context("an instance id in the log")?;
+		Ok(id.trim_end_matches(')').to_string())
+	}
+
+	/// Waits for the process to end by itself.
+	pub fn wait_exit(&mut self, timeout: Duration) -> Result<std::process::ExitStatus> {
+		let deadline = Instant::now() + timeout;
+		loop {
+			if let Some(status) = self.child.try_wait()? {
+				return Ok(status);
+			}
+			if Instant::now() > deadline {
+				bail!("the worker did not exit:\n{}", self.log());
+			}
+			std::thread::sleep(Duration::from_millis(100));
+		}
+	}
+
+	pub fn kill(&mut self) {
+		let _ = self.child.kill();
+		let _ = self.child.wait();
+	}
+
+	/// The journal, as `journal export` prints it (the worker must be stopped).
+	pub fn export(&self) -> Result<serde_json::Value> {
+		let out = Command::new(env!("CARGO_BIN_EXE_stint-worker"))
+			.args(["journal", "export", "--config"])
+			.arg(&self.config)
+			.output()?;
+		if !out.status.success() {
+			bail!("journal export: {}", String::from_utf8_lossy(&out.stderr));
+		}
+		Ok(serde_json::from_slice(&out.stdout)?)
+	}
+}
+
+impl Drop for Worker {
+	fn drop(&mut self) {
+		self.kill();
+	}
+}
+
+/// Stops the worker, returns its journal, and removes the containers it made.
+pub fn stop(mut worker: Worker) -> Result<serde_json::Value> {
+	worker.kill();
+	let journal = worker.export()?;
+	if let Some(instance) = journal["meta"]["instance"].as_str() {
+		remove_containers(instance);
+	}
+	Ok(journal)
+}
+
+/// Removes every container of the worker journal `instance`.
+pub fn remove_containers(instance: &str) {
+	let _ = Command::new("sh")
+		.arg("-c")
+		.arg(format!(
+			"docker rm -f $(docker ps -aq --filter label=stint.instance={instance}) >/dev/null 2>&1"
+		))
+		.status();
+}
+
+/// The state (`running`, `paused`, `exited`) of the container of `lease` of worker `instance`.
+pub fn container_state(instance: &str, lease: u64) -> String {
+	let out = Command::new("docker")
+		.args(["ps", "-a", "--format", "{{.State}}"])
+		.args(["--filter", &format!("label=stint.instance={instance}")])
+		.args(["--filter", &format!("label=stint.lease={lease}")])
+		.output()
+		.expect("docker runs");
+	String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// What a test's worker is set up with.
+pub struct Setup {
+	pub api_port: u16,
+	/// STINT per GPU per block.
+	pub price: &'static str,
+	pub stall_secs: u64,
+	pub max_failures: u32,
+}
+
+impl Default for Setup {
+	fn default() -> Self {
+		Self { api_port: 0, price: "0.01", stall_secs: 30, max_failures: 3 }
+	}
+}
+
+/// Writes Eve's `worker.toml` into `dir`.
+pub fn write_config(dir: &Path, url: &str, setup: &Setup) -> Result<PathBuf> {
+	let path = dir.join("worker.toml");
+	let api_port = if setup.api_port == 0 { free_port()? } else { setup.api_port };
+	let config = format!(
+		r#"
+[chain]
+urls = ["{url}"]
+stall_secs = {stall}
+max_failures = {failures}
+
+[worker]
+key = "//Eve//stash"
+data_dir = "{data}"
+gpus = "off"
+
+[api]
+listen = "127.0.0.1:{api_port}"
+
+[metrics]
+listen = "127.0.0.1:{metrics}"
+
+[bidding]
+price = "{price}"
+settle_every = 5
+
+[limits]
+stop_grace_secs = 1
+"#,
+		data = dir.join("data").display(),
+		metrics = free_port()?,
+		stall = setup.stall_secs,
+		failures = setup.max_failures,
+		price = setup.price,
+	);
+	std::fs::write(&path, config)?;
+	Ok(path)
+}
+
+/// Runs the `stint` CLI; its stdout.
+pub fn stint(url: &str, key: &str, args: &[&str]) -> Result<String> {
+	let cli = node_binary()?.with_file_name("stint");
+	let out = Command::new(&cli).args(["--url", url, "--key", key]).args(args).output()?;
+	if !out.status.success() {
+		bail!(
+			"stint {}: {}{}",
+			args.join(" "),
+			String::from_utf8_lossy(&out.stdout),
+			String::from_utf8_lossy(&out.stderr)
+		);
+	}
+	Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// An order of Alice's for one of Eve's GPUs.
+pub struct Order<'a> {
+	pub command: &'a [&'a str],
+	/// `None`: open-ended.
+	pub duration: Option<u32>,
+	pub max_price: &'a str,
+	pub deposit: &'a str,
+}
+
+impl Default for Order<'_> {
+	fn default() -> Self {
+		Self { command: &[], duration: Some(200), max_price: "0.05", deposit: "10" }
+	}
+}
+
+/// Posts `order` with the CLI; returns its id.
+pub fn post_order(dir: &Path, url: &str, order: &Order) -> Result<u64> {
+	let words: Vec<String> = order.command.iter().map(|w| format!("{w:?}")).collect();
+	let duration = order.duration.map(|d| format!("duration_blocks = {d}")).unwrap_or_default();
+	let job = format!(
+		r#"
+[job]
+image = "{image}"
+command = [{words}]
+max_output_bytes = 1048576
+
+[gpus]
+count = 1
+region = "DE"
+
+[terms]
+max_price_per_block = "{price}"
+{duration}
+bid_window_blocks = 8
+auto_accept = true
+deposit = "{deposit}"
+"#,
+		image = super::job_image(),
+		words = words.join(", "),
+		price = order.max_price,
+		deposit = order.deposit,
+	);
+	let file = dir.join(format!("job-{}.toml", stint_worker::unix_ms()));
+	std::fs::write(&file, job)?;
+	let out = stint(url, "//Alice", &["order", "create", file.to_str().unwrap()])?;
+	out.split_whitespace()
+		.skip_while(|w| *w != "order")
+		.nth(1)
+		.and_then(|n| n.parse().ok())
+		.with_context(|| format!("no order id in {out:?}"))
+}
+
+/// Waits until `order` is a lease; its id.
+pub async fn lease_of(
+	client: &Client,
+	order: u64,
+	timeout: Duration,
+	worker: &Worker,
+) -> Result<u64> {
+	let deadline = Instant::now() + timeout;
+	loop {
+		if let Some(record) = client.order(order).await? {
+			if let OrderStatus::Leased { lease } = record.status {
+				return Ok(lease);
+			}
+		}
+		if Instant::now() > deadline {
+			bail!("order {order} was not leased in time:\n{}", worker.log());
+		}
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+}
+
+/// Waits until `lease` satisfies `done`; the lease.
+pub async fn wait_lease(
+	client: &Client,
+	lease: u64,
+	timeout: Duration,
+	worker: &Worker,
+	done: impl Fn(&LeaseRecord) -> bool,
+) -> Result<LeaseRecord> {
+	let deadline = Instant::now() + timeout;
+	loop {
+		let record = client.lease(lease).await?.context("the lease")?;
+		if done(&record) {
+			return Ok(record);
+		}
+		if Instant::now() > deadline {
+			bail!("lease {lease} is {:?}:\n{}", record.status, worker.log());
+		}
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+}
+
+/// Whether a lease is still live.
+pub fn live(record: &LeaseRecord) -> bool {
+	matches!(
+		record.status,
+		LeaseStatus::AwaitingAck | LeaseStatus::Running | LeaseStatus::Suspended
+	)
+}
+
+/// Waits until `order` became a lease and the lease is no longer live.
+pub async fn lease_result(
+	client: &Client,
+	order: u64,
+	timeout: Duration,
+	worker: &Worker,
+) -> Result<(u64, LeaseRecord)> {
+	let lease = lease_of(client, order, timeout, worker).await?;
+	let record = wait_lease(client, lease, timeout, worker, |r| !live(r)).await?;
+	Ok((lease, record))
+}

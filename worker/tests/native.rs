@@ -1,0 +1,131 @@
+//! The native executor: configured programs only, pinned by their sha256, run unisolated in a
+//! process group of their own, with an exit code that survives the worker.
+
+mod common;
+
+use std::{collections::HashMap, time::Duration};
+
+use stint_primitives::ReservedExit;
+use stint_worker::{
+	commit::LeaseDirs,
+	config::{Limits, NativeProgram},
+	executor::{
+		native::Native, Executor, JobRequest, JobState, PrepareError, INSTANCE_LABEL, LEASE_LABEL,
+	},
+	once::JobFile,
+};
+
+fn native(dir: &std::path::Path) -> (Native, String) {
+	let (path, sha256) = common::job_program(dir);
+	let programs = vec![NativeProgram { name: "job".into(), path, sha256: sha256.clone() }];
+	(Native::new(programs, dir.join("state")).unwrap(), sha256)
+}
+
+fn request(dir: &std::path::Path, lease: u64, sha256: &str, command: &[&str]) -> JobRequest {
+	let spec = JobFile {
+		image: format!("native/job@sha256:{sha256}"),
+		command: command.iter().map(|w| w.to_string()).collect(),
+		env: [("GREETING".to_string(), "hi".to_string())].into(),
+		max_output_bytes: 1 << 20,
+		timeout_secs: 60,
+		gpus: vec![],
+		out: dir.to_path_buf(),
+		program: None,
+	}
+	.spec()
+	.unwrap();
+	let dirs = LeaseDirs { root: dir.join(lease.to_string()) };
+	dirs.create().unwrap();
+	JobRequest {
+		lease,
+		spec,
+		devices: vec![],
+		gpu_uuids: vec!["GPU-a".into(), "GPU-b".into()],
+		dirs,
+		nano_cpus: 0,
+		memory_bytes: 0,
+		limits: Limits::default(),
+		labels: HashMap::from([
+			(INSTANCE_LABEL.into(), format!("t{}", std::process::id())),
+			(LEASE_LABEL.into(), lease.to_string()),
+		]),
+	}
+}
+
+#[tokio::test]
+async fn a_configured_program_runs_with_its_outputs_logs_and_gpus() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let command = [
+		"job",
+		"write",
+		"r.txt",
+		"42",
+		"env",
+		"CUDA_VISIBLE_DEVICES",
+		"env",
+		"GREETING",
+		"exit",
+		"5",
+	];
+	let job = request(dir.path(), 1, &sha256, &command);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
+	assert_eq!(state.unwrap(), JobState::Exited { code: 5, oom: false });
+	native.collect_logs(&handle, &job.dirs.logs(), 1 << 20).await.unwrap();
+	let stdout = std::fs::read_to_string(job.dirs.logs().join("stdout")).unwrap();
+	assert_eq!(stdout, "wrote r.txt\nCUDA_VISIBLE_DEVICES=GPU-a,GPU-b\nGREETING=hi\n");
+	assert_eq!(std::fs::read(job.dirs.outputs().join("r.txt")).unwrap(), b"42");
+}
+
+#[tokio::test]
+async fn only_configured_programs_with_their_digest_run() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let unavailable = |result: Result<String, PrepareError>| match result {
+		Err(PrepareError::Order(code, _)) => code == ReservedExit::ImageUnavailable,
+		_ => false,
+	};
+	let other = "0".repeat(64);
+	assert!(unavailable(native.resolve(format!("native/other@sha256:{sha256}").as_bytes()).await));
+	assert!(unavailable(native.resolve(format!("native/job@sha256:{other}").as_bytes()).await));
+	assert!(unavailable(native.resolve(format!("ghcr.io/x/job@sha256:{sha256}").as_bytes()).await));
+	assert!(native.resolve(format!("native/job@sha256:{sha256}").as_bytes()).await.is_ok());
+	// A program changed on disk after it was configured is the provider's problem: not run.
+	std::fs::write(dir.path().join("job"), b"#!/bin/sh\necho changed\n").unwrap();
+	assert!(matches!(
+		native.resolve(format!("native/job@sha256:{sha256}").as_bytes()).await,
+		Err(PrepareError::Provider(_))
+	));
+}
+
+#[tokio::test]
+async fn a_job_outlives_its_worker_and_is_paused_and_stopped_as_a_group() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let job = request(dir.path(), 2, &sha256, &["job", "sleep", "2", "write", "x", "y"]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	assert_eq!(native.start(&job, &program).await.unwrap(), handle, "one job per lease");
+	drop(native);
+	// A new worker finds the job by its labels, and its exit code once it ends.
+	let (again, _) = self::native(dir.path());
+	let found = again.list(&job.labels).await.unwrap();
+	assert_eq!(found.len(), 1);
+	assert_eq!(found[0].lease, 2);
+	let state = again.wait(&handle).await.unwrap();
+	assert_eq!(state, JobState::Exited { code: 0, oom: false });
+
+	let long = request(dir.path(), 3, &sha256, &["job", "sleep", "60"]);
+	let handle = again.start(&long, &program).await.unwrap();
+	tokio::time::sleep(Duration::from_millis(300)).await;
+	again.pause(&handle).await.unwrap();
+	assert_eq!(again.state(&handle).await.unwrap(), JobState::Paused);
+	again.unpause(&handle).await.unwrap();
+	assert_eq!(again.state(&handle).await.unwrap(), JobState::Running);
+	again.stop(&handle, 1).await.unwrap();
+	assert_eq!(again.state(&handle).await.unwrap(), JobState::Exited { code: 143, oom: false });
+	again.remove(&handle).await.unwrap();
+	assert_eq!(again.state(&handle).await.unwrap(), JobState::Missing);
+}

@@ -1,0 +1,229 @@
+//! The worker keeps its leases right whatever happens around it, on dev nodes: a lease made while
+//! it was down is acknowledged and run; a buyer's close stops the job within a block or two; a
+//! worker killed while its job runs finds the job again and commits it; a node that stops
+//! answering for a while is survived; with no node left the worker exits for its supervisor.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use common::chain::{
+	container_state, lease_of, live, post_order, remove_containers, stint, wait_lease,
+	write_config, Order, Setup, Worker,
+};
+use stint_client::{Client, LeaseStatus};
+use stint_e2e::TestNode;
+
+const WAIT: Duration = Duration::from_secs(120);
+
+async fn node() -> Result<(TestNode, Client)> {
+	assert!(common::docker_available(), "these tests need a Docker engine");
+	let node = TestNode::dev()?;
+	node.wait_for_rpc(Duration::from_secs(90))?;
+	let client = Client::connect(&node.ws_url()).await?;
+	Ok((node, client))
+}
+
+async fn wait_container(instance: &str, lease: u64, state: &str, worker: &Worker) -> Result<()> {
+	let deadline = Instant::now() + WAIT;
+	while container_state(instance, lease) != state {
+		if Instant::now() > deadline {
+			bail!(
+				"the container of lease {lease} is {:?}, not {state}:\n{}",
+				container_state(instance, lease),
+				worker.log()
+			);
+		}
+		tokio::time::sleep(Duration::from_millis(100)).await;
+	}
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lease_made_while_the_worker_was_down_is_acknowledged_and_run() -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let mut worker = Worker::start(&config, None)?;
+	let command = ["/job", "write", "late.txt", "ok"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	// The worker bids, then goes down before the window closes and the bid becomes a lease.
+	worker.wait_log(&format!("order {order}: bid"), WAIT).await?;
+	worker.kill();
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	let record = client.lease(lease).await?.expect("the lease");
+	assert!(matches!(record.status, LeaseStatus::AwaitingAck));
+	let worker = Worker::start(&config, None)?;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	let instance = worker.instance().await?;
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_buyers_close_stops_the_job_within_a_block_or_two() -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	let command = ["/job", "write", "partial.txt", "so far", "sleep", "600"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+	stint(&url, "//Alice", &["lease", "close", &lease.to_string()])?;
+	let closed_at = Instant::now();
+	let record = client.lease(lease).await?.expect("the lease");
+	assert!(!live(&record), "{:?}", record.status);
+	wait_container(&instance, lease, "exited", &worker).await?;
+	// A block is 250 ms here; the stop itself has a 1 s grace before SIGKILL.
+	let took = closed_at.elapsed();
+	assert!(took < Duration::from_secs(4), "stopped {took:?} after the close");
+	worker.wait_log(&format!("lease={lease}: ended on chain"), WAIT).await?;
+	// The outputs are kept for the retention period.
+	let kept = dir.path().join(format!("data/leases/{lease}/outputs/partial.txt"));
+	assert_eq!(std::fs::read_to_string(kept)?, "so far");
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_killed_while_its_job_runs_finds_the_job_again_and_commits_it() -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let mut worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	let command = ["/job", "sleep", "4", "write", "done.txt", "yes"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+	worker.kill();
+	// The job goes on without the worker, and finishes while it is down.
+	wait_container(&instance, lease, "exited", &worker).await?;
+	let worker = Worker::start(&config, None)?;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	let expected = stint_primitives::output_root(&[stint_primitives::OutputFile {
+		path: b"done.txt".to_vec(),
+		size: 3,
+		content_hash: stint_primitives::blake2_256(b"yes"),
+	}]);
+	assert_eq!(record.result.expect("a result").0.output_root, expected);
+	let ids = std::process::Command::new("docker")
+		.args(["ps", "-aq", "--filter", &format!("label=stint.instance={instance}")])
+		.output()?;
+	assert_eq!(String::from_utf8_lossy(&ids.stdout).lines().count(), 1, "one container");
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_worker() -> Result<()>
+{
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let setup = Setup { stall_secs: 2, ..Setup::default() };
+	let config = write_config(dir.path(), &url, &setup)?;
+	let mut worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	let command = ["/job", "sleep", "12", "write", "after.txt", "stall"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+	// The node freezes (its socket stays open: a half-open connection) for 8 s.
+	let pid = node.pid().to_string();
+	std::process::Command::new("kill").args(["-STOP", &pid]).status()?;
+	tokio::time::sleep(Duration::from_secs(8)).await;
+	std::process::Command::new("kill").args(["-CONT", &pid]).status()?;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	let log = worker.log();
+	assert!(log.contains("the node does not answer"), "{log}");
+	// The job was never touched while the chain could not be read.
+	assert!(!log.contains("vanished") && !log.contains("stopping the job"), "{log}");
+
+	// Without any node, the worker gives up after its reconnections, non-zero.
+	drop(node);
+	let status = worker.wait_exit(Duration::from_secs(120))?;
+	assert_eq!(status.code(), Some(2), "{}", worker.log());
+	assert!(worker.log().contains("exiting for the supervisor"));
+	remove_containers(&instance);
+	Ok(())
+}
+
+/// Root sets the chain's checkpoint interval (blocks) on a dev chain.
+async fn set_checkpoint_interval(client: &Client, blocks: u32) -> Result<()> {
+	use stint_client::runtime::{
+		self,
+		runtime_types::{
+			pallet_parameters::pallet::Call as ParametersCall,
+			stint_runtime::{
+				configs::parameters::{dynamic_params::leases, RuntimeParameters},
+				RuntimeCall,
+			},
+		},
+	};
+	let key_value = RuntimeParameters::Leases(leases::Parameters::CheckpointInterval(
+		leases::CheckpointInterval,
+		Some(blocks),
+	));
+	let call = RuntimeCall::Parameters(ParametersCall::set_parameter { key_value });
+	let alice = stint_client::keypair("//Alice")?;
+	client
+		.submit(&runtime::tx().sudo().sudo(call), &alice, stint_client::Wait::Finalized, |_| {})
+		.await?;
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_ended_lease_is_checkpointed_paused_when_suspended_and_resumed_by_a_top_up(
+) -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	set_checkpoint_interval(&client, 8).await?;
+	let dir = tempfile::tempdir()?;
+	// One STINT a block from ten in escrow: the stream runs dry ten blocks after the ack.
+	let setup = Setup { price: "1", ..Setup::default() };
+	let config = write_config(dir.path(), &url, &setup)?;
+	let worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	let command = ["/job", "write", "progress.txt", "1", "sleep", "600"];
+	let order = Order { command: &command, duration: None, max_price: "1", deposit: "10" };
+	let order = post_order(dir.path(), &url, &order)?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+
+	// Checkpointed (half the 8-block interval before each deadline), then suspended: paused.
+	let record =
+		wait_lease(&client, lease, WAIT, &worker, |r| matches!(r.status, LeaseStatus::Suspended))
+			.await?;
+	assert!(record.checkpoints >= 1, "no checkpoint before the escrow ran dry");
+	wait_container(&instance, lease, "paused", &worker).await?;
+
+	// A top-up resumes the lease, and the worker unpauses the job.
+	stint(&url, "//Alice", &["stream", "top-up", &record.stream.to_string(), "1000"])?;
+	wait_lease(&client, lease, WAIT, &worker, |r| matches!(r.status, LeaseStatus::Running)).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+	let before = client.lease(lease).await?.expect("the lease").checkpoints;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| r.checkpoints > before).await?;
+	assert!(live(&record));
+
+	stint(&url, "//Alice", &["lease", "close", &lease.to_string()])?;
+	wait_container(&instance, lease, "exited", &worker).await?;
+	let log = worker.log();
+	assert!(log.contains(&format!("lease={lease}: checkpoint/1 in a block")), "{log}");
+	assert!(!log.contains("refused"), "{log}");
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
