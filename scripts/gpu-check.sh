@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# On a machine with NVIDIA GPUs: runs the worker's probe and checks it against the driver's own
-# tool. Every GPU `nvidia-smi -L` lists must be in the probe's output with the same UUID and name,
-# the same memory and compute capability, and the CUDA version nvidia-smi reports.
+# On a machine with NVIDIA GPUs, from a worker binary built elsewhere (no Rust, no Docker needed):
+#   1. the probe against the driver's own tool: every GPU `nvidia-smi -L` lists must be in the
+#      probe's output with the same UUID and name, memory (at most 1% below), compute capability
+#      and CUDA version;
+#   2. the self-test on each GPU (a PTX kernel, and NVRTC's where it loads, checked and timed);
+#   3. per GPU, a `run-once` job through the native executor that runs the self-test on that GPU
+#      alone (CUDA_VISIBLE_DEVICES set by the executor), its receipt printed;
+#   4. where Docker has the NVIDIA runtime, a container job with the GPU passed by UUID.
+# A summary at the end; exit 1 if anything failed.
 # The worker is built elsewhere (release, stripped) and carried here:
 #   scripts/gpu-check.sh [path/to/stint-worker]
 # Default: $STINT_WORKER_BIN, else the release build in cargo's target directory. Writes
@@ -66,5 +72,51 @@ print("[gpu-check] memory, compute capability and CUDA version agree" if not bad
 sys.exit(bad)
 PY
 fi
-[ "$fail" = 0 ] && echo "[gpu-check] probe matches nvidia-smi: $probed GPU(s)"
+summary=()
+[ "$fail" = 0 ] && summary+=("probe matches nvidia-smi: $probed GPU(s)") || summary+=("probe: FAIL")
+
+echo "[gpu-check] $bin selftest --json"
+if "$bin" selftest --json --require-gpu | tee "$out/selftest.json"; then
+	summary+=("self-test: every GPU passed")
+else
+	summary+=("self-test: FAIL")
+	fail=1
+fi
+"$bin" selftest 2>&1 | tee "$out/selftest.txt" || true
+
+# The worker binary itself is the native program: its self-test, on one GPU at a time.
+sha=$(sha256sum "$bin" | cut -d' ' -f1)
+while IFS= read -r uuid; do
+	job="$out/once-$uuid"
+	mkdir -p "$job"
+	cat > "$job/job.toml" <<TOML
+image = "native/stint-worker@sha256:$sha"
+program = "$bin"
+command = ["stint-worker", "selftest", "--require-gpu"]
+gpus = ["$uuid"]
+timeout_secs = 120
+out = "$job/out"
+TOML
+	echo "[gpu-check] run-once (native) on $uuid"
+	if "$bin" run-once "$job/job.toml" > "$job/report.json" \
+		&& grep -q "$uuid" "$job/out/logs/stdout" \
+		&& [ "$(grep -c 'self-test GPU-' "$job/out/logs/stdout")" = 1 ]; then
+		cat "$job/out/logs/stdout"
+		summary+=("run-once native on $uuid: ok, receipt $(grep -o '"receipt_hash": "[^"]*"' "$job/report.json")")
+	else
+		cat "$job/out/logs/stdout" "$job/out/logs/stderr" 2>/dev/null || true
+		summary+=("run-once native on $uuid: FAIL")
+		fail=1
+	fi
+done < <(grep -o 'GPU-[0-9a-f-]*' "$out/nvidia-smi.txt")
+
+if command -v docker >/dev/null && docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia; then
+	echo "[gpu-check] a container job with the GPU passed by UUID (not built here: needs an image)"
+	summary+=("container job: Docker has the NVIDIA runtime (run examples/hello-job with gpus there)")
+else
+	summary+=("container job: skipped (no Docker with the NVIDIA runtime here)")
+fi
+
+echo "[gpu-check] summary:"
+printf '  %s\n' "${summary[@]}"
 exit "$fail"

@@ -306,3 +306,48 @@ impl Client {
 		self.legacy().system_account_next_index(who).await.map_err(Error::rpc)
 	}
 }
+
+impl Client {
+	/// The runtime's spec version at the last finalized block, and which of the calls and
+	/// runtime APIs a provider's worker uses no longer match this client's metadata (after a
+	/// runtime upgrade that changed them): each as `Pallet.call: why`.
+	pub async fn worker_compatibility(&self) -> Result<(u32, Vec<String>), Error> {
+		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		let tx = runtime::tx();
+		let apis = runtime::runtime_apis().market_api();
+		let commitment = subxt::utils::Static(stint_primitives::ResultCommitment::default());
+		let transactions = at.transactions();
+		let calls = [
+			("Leases.ack_lease", transactions.validate(&tx.leases().ack_lease(0))),
+			(
+				"Leases.submit_result",
+				transactions.validate(&tx.leases().submit_result(0, commitment.clone(), [0; 64])),
+			),
+			(
+				"Leases.checkpoint",
+				transactions.validate(&tx.leases().checkpoint(0, commitment, [0; 64])),
+			),
+			("Market.place_bid", transactions.validate(&tx.market().place_bid(0, 0, Vec::new()))),
+			("Market.retract_bid", transactions.validate(&tx.market().retract_bid(0))),
+			("Streams.settle", transactions.validate(&tx.streams().settle(0))),
+		];
+		let mut incompatible: Vec<String> = calls
+			.into_iter()
+			.filter_map(|(name, checked)| checked.err().map(|e| format!("{name}: {e}")))
+			.collect();
+		let who = AccountId::from([0u8; 32]);
+		let runtime_apis = at.runtime_apis();
+		let reads = [
+			("MarketApi.duties", runtime_apis.validate(apis.duties(who.clone())).err()),
+			(
+				"MarketApi.servable_orders",
+				runtime_apis.validate(apis.servable_orders(who.clone(), None, 1)).err(),
+			),
+			("MarketApi.lease", runtime_apis.validate(apis.lease(0)).err()),
+		];
+		incompatible.extend(
+			reads.into_iter().filter_map(|(name, error)| error.map(|e| format!("{name}: {e}"))),
+		);
+		Ok((at.spec_version(), incompatible))
+	}
+}

@@ -17,17 +17,29 @@ pub struct Gpus {
 }
 
 impl Gpus {
-	/// Reads the machine's GPUs (mode `auto`), or none (mode `off`).
+	/// Reads the machine's GPUs and self-tests each one (mode `auto`): only those that pass are
+	/// offered and run on. Mode `off`: none.
 	pub fn detect(mode: GpuMode) -> Self {
 		match mode {
 			GpuMode::Off => Self { mode: Some(mode), ..Default::default() },
-			GpuMode::Auto => match stint_probe::gpus() {
-				Ok(gpus) => Self::from_uuids(gpus.into_iter().map(|gpu| gpu.uuid)),
-				Err(why) => Self {
-					mode: Some(mode),
-					by_id: HashMap::new(),
-					missing: Some(format!("{why:?}")),
-				},
+			GpuMode::Auto => match stint_probe::selftest::run() {
+				Ok(tests) => {
+					for test in &tests {
+						let verdict = describe(test);
+						match test.passed() {
+							true => crate::log::info("gpu", None, verdict),
+							false => crate::log::alert(
+								"gpu",
+								None,
+								format!("{verdict}: this GPU is not offered"),
+							),
+						}
+					}
+					Self::from_uuids(tests.into_iter().filter(|t| t.passed()).map(|t| t.uuid))
+				}
+				Err(why) => {
+					Self { mode: Some(mode), by_id: HashMap::new(), missing: Some(why.to_string()) }
+				}
 			},
 		}
 	}
@@ -64,6 +76,26 @@ impl Gpus {
 			false => Err(unknown),
 		}
 	}
+}
+
+/// One line about a GPU's self-test.
+pub fn describe(test: &stint_probe::selftest::DeviceSelfTest) -> String {
+	let run = |run: &Result<stint_probe::selftest::KernelRun, String>| match run {
+		Ok(run) if run.ok => format!("ok in {:.2} ms", run.millis),
+		Ok(run) => format!("WRONG SUM {} (expected {})", run.checksum, test.expected),
+		Err(why) => format!("failed: {why}"),
+	};
+	let nvrtc = match &test.nvrtc {
+		Some(result) => format!("; NVRTC kernel {}", run(result)),
+		None => "; NVRTC not installed".to_string(),
+	};
+	format!(
+		"self-test {} ({}, {}): PTX kernel {}{nvrtc}",
+		test.uuid,
+		test.ordinal,
+		test.name,
+		run(&test.ptx)
+	)
 }
 
 #[cfg(test)]

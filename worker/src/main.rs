@@ -61,6 +61,15 @@ enum Command {
 		#[arg(long)]
 		require_gpu: bool,
 	},
+	/// Runs the GPU self-test on every GPU: a kernel shipped as PTX (and compiled by NVRTC
+	/// where it loads), checked against its known sum and timed. Exit 1 if a GPU fails.
+	Selftest {
+		#[arg(long)]
+		json: bool,
+		/// Exit 1 when there is no GPU to test.
+		#[arg(long)]
+		require_gpu: bool,
+	},
 	/// The worker's journal (stop the worker first: the journal is locked while it runs).
 	Journal {
 		#[command(subcommand)]
@@ -91,6 +100,7 @@ fn main() -> ExitCode {
 		Command::Run { config, adopt } => runtime().block_on(run(&config, adopt)),
 		Command::RunOnce { job } => runtime().block_on(once(&job)),
 		Command::Journal { command } => journal(command),
+		Command::Selftest { json, require_gpu } => selftest(json, require_gpu),
 	}
 }
 
@@ -256,6 +266,34 @@ fn journal(command: JournalCmd) -> ExitCode {
 			match parsed.map(|export| journal.import(&export).map_err(|e| e.to_string())) {
 				Ok(Ok(())) => ExitCode::SUCCESS,
 				Ok(Err(e)) | Err(e) => fail("journal", e),
+			}
+		}
+	}
+}
+
+fn selftest(json: bool, require_gpu: bool) -> ExitCode {
+	match stint_probe::selftest::run() {
+		Ok(tests) => {
+			if json {
+				println!("{}", serde_json::to_string_pretty(&tests).expect("plain data"));
+			} else {
+				for test in &tests {
+					println!("{}", stint_worker::gpu::describe(test));
+				}
+			}
+			match tests.iter().all(|t| t.passed()) {
+				true => ExitCode::SUCCESS,
+				false => ExitCode::FAILURE,
+			}
+		}
+		Err(why) => {
+			if json {
+				println!("[]");
+			}
+			eprintln!("stint-worker: selftest: no GPU: {why}");
+			match require_gpu {
+				true => ExitCode::FAILURE,
+				false => ExitCode::SUCCESS,
 			}
 		}
 	}

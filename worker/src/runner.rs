@@ -75,6 +75,9 @@ pub struct Worker<E: Executor> {
 	first_seen: Mutex<HashMap<LeaseId, std::time::Instant>>,
 	/// The devices bound to this worker key, as the chain said last.
 	bound_devices: AtomicU32,
+	/// The runtime's spec version last checked, and whether the calls this worker uses still
+	/// match it: after an upgrade that changed them it takes no new work.
+	compatibility: Mutex<(u32, bool)>,
 }
 
 /// Removes a lease from the in-flight set when its action ends.
@@ -134,6 +137,7 @@ impl<E: Executor> Worker<E> {
 			bidding: AtomicBool::new(false),
 			first_seen: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
+			compatibility: Mutex::new((0, true)),
 		}))
 	}
 
@@ -259,10 +263,47 @@ impl<E: Executor> Worker<E> {
 		}
 	}
 
+	/// Whether the calls this worker uses match the runtime (see [`Worker::check_compatibility`]).
+	fn compatible(&self) -> bool {
+		self.compatibility.lock().expect("not poisoned").1
+	}
+
+	/// Checks, whenever the runtime's spec version changes, that the calls and runtime APIs this
+	/// worker uses still match it. After an upgrade that changed them the worker takes no new
+	/// work (no bids, no new leases) and says so loudly; running leases go on.
+	async fn check_compatibility(&self, client: &Client) {
+		let Ok(Ok((spec, incompatible))) =
+			tokio::time::timeout(CALL_TIMEOUT, client.worker_compatibility()).await
+		else {
+			return;
+		};
+		let mut known = self.compatibility.lock().expect("not poisoned");
+		if known.0 == spec {
+			return;
+		}
+		*known = (spec, incompatible.is_empty());
+		match incompatible.is_empty() {
+			true => log::info("chain", None, format!("runtime spec version {spec}: compatible")),
+			false => {
+				self.metrics.errors.with_label_values(&["upgrade"]).inc();
+				log::alert(
+					"chain",
+					None,
+					format!(
+						"runtime spec version {spec} changed calls this worker uses ({}): taking \
+						 no new work until stint-worker is upgraded",
+						incompatible.join("; ")
+					),
+				);
+			}
+		}
+	}
+
 	/// Bids on new best blocks (bidding changes nothing that a fork could make wrong: the
 	/// chain checks every bid where it lands), one round at a time.
 	async fn maybe_bid(self: &Arc<Self>, client: &Client, best_seen: &mut u64) {
-		if !self.config.bidding.enabled || self.bidding.load(Ordering::SeqCst) {
+		if !self.config.bidding.enabled || self.bidding.load(Ordering::SeqCst) || !self.compatible()
+		{
 			return;
 		}
 		let Ok(Ok((hash, number))) =
@@ -356,6 +397,7 @@ impl<E: Executor> Worker<E> {
 		if let Ok(Ok(best)) = tokio::time::timeout(CALL_TIMEOUT, client.best_number()).await {
 			self.best.store(best as u32, Ordering::Relaxed);
 		}
+		self.check_compatibility(client).await;
 		let at = client.at_block(hash);
 		let duties = tokio::time::timeout(CALL_TIMEOUT, at.duties(&self.account))
 			.await
@@ -425,6 +467,9 @@ impl<E: Executor> Worker<E> {
 				adopt: self.adopt.contains(&id),
 			};
 			for action in plan(&view, &now) {
+				if !self.compatible() && takes_new_work(&action) {
+					continue;
+				}
 				self.dispatch(action, duty.clone());
 			}
 		}
@@ -1105,6 +1150,12 @@ impl<E: Executor> Worker<E> {
 	}
 }
 
+/// Whether `action` takes on new work (what a worker whose calls no longer match the runtime
+/// must not do): preparing or acknowledging a lease, adopting one.
+pub fn takes_new_work(action: &Action) -> bool {
+	matches!(action, Action::Prepare(_) | Action::Ack(_) | Action::Adopt(_))
+}
+
 /// How a run went, for its receipt.
 #[derive(Clone, Copy, Debug)]
 pub struct ReceiptRun {
@@ -1237,6 +1288,26 @@ fn points_inside(uri: &str) -> bool {
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn after_an_incompatible_upgrade_only_running_work_goes_on() {
+		for new in [Action::Prepare(1), Action::Ack(1), Action::Adopt(1)] {
+			assert!(takes_new_work(&new), "{new:?}");
+		}
+		for running in [
+			Action::Start(1),
+			Action::Commit(1),
+			Action::Checkpoint(1, 2),
+			Action::Stop(1, StopReason::TimeLimit),
+			Action::Pause(1),
+			Action::Unpause(1),
+			Action::Lost(1),
+			Action::Finish(1),
+			Action::Forget(1),
+		] {
+			assert!(!takes_new_work(&running), "{running:?}");
+		}
+	}
 
 	#[test]
 	fn inputs_on_the_providers_own_network_are_refused() {

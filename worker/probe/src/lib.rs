@@ -9,6 +9,7 @@
 
 mod cuda;
 mod host;
+pub mod selftest;
 
 pub use host::{free_bytes, read as host, Host};
 use serde::{Deserialize, Serialize};
