@@ -36,6 +36,11 @@ pub struct Standing {
 	pub scratch_free_bytes: u64,
 }
 
+/// Devices already promised: in a live lease or a standing bid. A device is offered to one
+/// order at a time, so that every bid that wins can be honoured (a bid whose devices went to
+/// another lease fails at acceptance, and the buyer's order with it).
+pub type Busy = std::collections::HashSet<DeviceId>;
+
 /// A bid to place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bid {
@@ -55,9 +60,37 @@ pub enum Skip {
 	Registry(String),
 	OutputTooLarge,
 	DeviceNotSeen,
-	BelowOurPrice { ours: Balance },
+	BelowOurPrice {
+		ours: Balance,
+	},
 	BondShort,
 	DepositShort,
+	/// A device offered is already in a live lease or another standing bid.
+	DeviceBusy,
+}
+
+/// `candidate` with each busy device it offers swapped for a free device of this machine of
+/// the same model (the runtime offers the first devices that fit, not knowing which ones other
+/// bids hold; the chain checks the swap where the bid lands). Unchanged when none is free.
+pub fn with_free_devices(
+	mut candidate: Candidate,
+	mine: &[(DeviceId, String)],
+	busy: &Busy,
+) -> Candidate {
+	let mut taken: Busy = busy.clone();
+	taken.extend(candidate.devices.iter().map(|(device, _)| *device));
+	for slot in candidate.devices.iter_mut() {
+		if !busy.contains(&slot.0) {
+			continue;
+		}
+		if let Some((free, model)) =
+			mine.iter().find(|(device, model)| *model == slot.1 && !taken.contains(device))
+		{
+			taken.insert(*free);
+			*slot = (*free, model.clone());
+		}
+	}
+	candidate
 }
 
 /// Our price for `devices`: each GPU at its model's price, else the default.
@@ -74,7 +107,9 @@ pub fn choose(
 	standing: &Standing,
 	candidates: &[Candidate],
 	sees: impl Fn(&DeviceId) -> bool,
+	busy: &Busy,
 ) -> (Vec<Bid>, Vec<(u64, Skip)>) {
+	let mut busy = busy.clone();
 	let mut bids = Vec::new();
 	let mut skipped = Vec::new();
 	let mut slots = policy.max_leases.saturating_sub(standing.live_leases + standing.standing_bids);
@@ -105,6 +140,8 @@ pub fn choose(
 			Some(Skip::OutputTooLarge)
 		} else if !candidate.devices.iter().all(|(device, _)| sees(device)) {
 			Some(Skip::DeviceNotSeen)
+		} else if candidate.devices.iter().any(|(device, _)| busy.contains(device)) {
+			Some(Skip::DeviceBusy)
 		} else if ours > candidate.max_price_per_block {
 			Some(Skip::BelowOurPrice { ours })
 		} else if collateral > bond {
@@ -118,6 +155,7 @@ pub fn choose(
 			Some(why) => skipped.push(skip(why)),
 			None => {
 				slots -= 1;
+				busy.extend(candidate.devices.iter().map(|(device, _)| *device));
 				bond -= collateral;
 				balance -= standing.costs.bid_deposit;
 				bids.push(Bid {
@@ -170,8 +208,13 @@ mod tests {
 
 	#[test]
 	fn each_gpu_is_priced_by_its_model() {
-		let (bids, skipped) =
-			choose(&policy(), &standing(), &[order(1, "NVIDIA H200"), order(2, "other")], |_| true);
+		let (bids, skipped) = choose(
+			&policy(),
+			&standing(),
+			&[order(1, "NVIDIA H200"), order(2, "other")],
+			|_| true,
+			&Busy::new(),
+		);
 		assert!(skipped.is_empty());
 		assert_eq!(bids[0].price_per_block, 20 * MILLI_STINT);
 		assert_eq!(bids[1].price_per_block, 10 * MILLI_STINT);
@@ -192,8 +235,13 @@ mod tests {
 		let mut policy = policy();
 		policy.open_ended = false;
 		policy.max_leases = 10;
-		let (bids, skipped) =
-			choose(&policy, &standing(), &[cheap, long, open, big, unseen], |d| d != &[5; 32]);
+		let (bids, skipped) = choose(
+			&policy,
+			&standing(),
+			&[cheap, long, open, big, unseen],
+			|d| d != &[5; 32],
+			&Busy::new(),
+		);
 		assert!(bids.is_empty());
 		let reasons: Vec<Skip> = skipped.into_iter().map(|(_, why)| why).collect();
 		assert_eq!(
@@ -207,8 +255,37 @@ mod tests {
 			]
 		);
 		policy.registries = vec!["docker.io".into()];
-		let (_, skipped) = choose(&policy, &standing(), &[order(6, "x")], |_| true);
+		let (_, skipped) = choose(&policy, &standing(), &[order(6, "x")], |_| true, &Busy::new());
 		assert_eq!(skipped, vec![(6, Skip::Registry("ghcr.io".into()))]);
+	}
+
+	#[test]
+	fn a_busy_device_is_swapped_for_a_free_one_of_the_same_model() {
+		let mine = vec![
+			([1; 32], "H100".to_string()),
+			([2; 32], "H100".to_string()),
+			([3; 32], "A100".to_string()),
+		];
+		let mut wants = order(9, "H100");
+		wants.devices = vec![([1; 32], "H100".into())];
+		let busy: Busy = [[1u8; 32]].into();
+		assert_eq!(
+			with_free_devices(wants.clone(), &mine, &busy).devices,
+			vec![([2; 32], "H100".into())]
+		);
+		let all: Busy = [[1u8; 32], [2; 32]].into();
+		assert_eq!(with_free_devices(wants.clone(), &mine, &all).devices, wants.devices);
+	}
+
+	#[test]
+	fn a_device_is_offered_to_one_order_at_a_time() {
+		let mut same = order(2, "x");
+		same.devices = order(1, "x").devices;
+		let leased: Busy = [[3u8; 32]].into();
+		let orders = [order(1, "x"), same, order(3, "x")];
+		let (bids, skipped) = choose(&policy(), &standing(), &orders, |_| true, &leased);
+		assert_eq!(bids.iter().map(|b| b.order).collect::<Vec<_>>(), vec![1]);
+		assert_eq!(skipped, vec![(2, Skip::DeviceBusy), (3, Skip::DeviceBusy)]);
 	}
 
 	#[test]
@@ -217,19 +294,22 @@ mod tests {
 		let mut busy = standing();
 		busy.live_leases = 1;
 		busy.standing_bids = 1;
-		let (bids, skipped) = choose(&policy(), &busy, &orders, |_| true);
+		let (bids, skipped) = choose(&policy(), &busy, &orders, |_| true, &Busy::new());
 		assert_eq!(bids.len(), 1);
 		assert!(skipped.iter().all(|(_, why)| *why == Skip::Full));
 		let mut poor = standing();
 		poor.free_bond = 15 * STINT;
-		let (bids, skipped) = choose(&policy(), &poor, &orders, |_| true);
+		let (bids, skipped) = choose(&policy(), &poor, &orders, |_| true, &Busy::new());
 		assert_eq!(bids.len(), 1);
 		assert_eq!(skipped[0], (2, Skip::BondShort));
 		let mut no_deposit = standing();
 		no_deposit.free_balance = STINT / 2;
-		assert_eq!(choose(&policy(), &no_deposit, &orders, |_| true).1[0].1, Skip::DepositShort);
+		assert_eq!(
+			choose(&policy(), &no_deposit, &orders, |_| true, &Busy::new()).1[0].1,
+			Skip::DepositShort
+		);
 		let mut paused = standing();
 		paused.active = false;
-		assert!(choose(&policy(), &paused, &orders, |_| true).0.is_empty());
+		assert!(choose(&policy(), &paused, &orders, |_| true, &Busy::new()).0.is_empty());
 	}
 }

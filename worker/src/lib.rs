@@ -19,6 +19,7 @@
 //! - [`gpu`]: the leased devices' UUIDs, from the probe.
 
 pub mod api;
+pub mod bench;
 pub mod bidding;
 pub mod chain;
 pub mod commit;

@@ -70,6 +70,13 @@ enum Command {
 		#[arg(long)]
 		require_gpu: bool,
 	},
+	/// Measures the Docker executor against a bare `docker run`: `runs` interleaved runs of a
+	/// pinned image whose entry point exits at once; prints JSON.
+	BenchExecutor {
+		image: String,
+		#[arg(long, default_value_t = 50)]
+		runs: usize,
+	},
 	/// The worker's journal (stop the worker first: the journal is locked while it runs).
 	Journal {
 		#[command(subcommand)]
@@ -101,6 +108,7 @@ fn main() -> ExitCode {
 		Command::RunOnce { job } => runtime().block_on(once(&job)),
 		Command::Journal { command } => journal(command),
 		Command::Selftest { json, require_gpu } => selftest(json, require_gpu),
+		Command::BenchExecutor { image, runs } => runtime().block_on(bench(&image, runs)),
 	}
 }
 
@@ -269,6 +277,33 @@ fn journal(command: JournalCmd) -> ExitCode {
 			}
 		}
 	}
+}
+
+async fn bench(image: &str, runs: usize) -> ExitCode {
+	let docker = match Docker::connect().await {
+		Ok(docker) => docker,
+		Err(e) => return fail("executor", e),
+	};
+	let scratch = match tempfile_dir() {
+		Ok(dir) => dir,
+		Err(e) => return fail("bench", e),
+	};
+	let result = stint_worker::bench::executor_overhead(&docker, image, runs, &scratch).await;
+	let _ = std::fs::remove_dir_all(&scratch);
+	match result {
+		Ok(bench) => {
+			println!("{}", serde_json::to_string_pretty(&bench).expect("plain data"));
+			ExitCode::SUCCESS
+		}
+		Err(e) => fail("bench", e),
+	}
+}
+
+/// A fresh folder under the system's temporary directory.
+fn tempfile_dir() -> Result<PathBuf, String> {
+	let dir = std::env::temp_dir().join(format!("stint-bench-{}", stint_worker::unix_ms()));
+	std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+	Ok(dir)
 }
 
 fn selftest(json: bool, require_gpu: bool) -> ExitCode {

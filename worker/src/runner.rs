@@ -71,6 +71,8 @@ pub struct Worker<E: Executor> {
 	/// Orders whose bid the chain refused, and until which block not to try again.
 	refused: Mutex<HashMap<u64, u32>>,
 	bidding: AtomicBool,
+	/// A best block's forward steps are being planned.
+	planning_best: AtomicBool,
 	/// When each lease was first seen (for accepted-to-running).
 	first_seen: Mutex<HashMap<LeaseId, std::time::Instant>>,
 	/// The devices bound to this worker key, as the chain said last.
@@ -135,6 +137,7 @@ impl<E: Executor> Worker<E> {
 			alerted: Mutex::new(HashSet::new()),
 			refused: Mutex::new(HashMap::new()),
 			bidding: AtomicBool::new(false),
+			planning_best: AtomicBool::new(false),
 			first_seen: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
 			compatibility: Mutex::new((0, true)),
@@ -258,7 +261,7 @@ impl<E: Executor> Worker<E> {
 				}
 				continue;
 			}
-			self.maybe_bid(&client, &mut best_seen).await;
+			self.on_best(&client, &mut best_seen).await;
 			tokio::time::sleep(Duration::from_millis(100)).await;
 		}
 	}
@@ -299,13 +302,11 @@ impl<E: Executor> Worker<E> {
 		}
 	}
 
-	/// Bids on new best blocks (bidding changes nothing that a fork could make wrong: the
-	/// chain checks every bid where it lands), one round at a time.
-	async fn maybe_bid(self: &Arc<Self>, client: &Client, best_seen: &mut u64) {
-		if !self.config.bidding.enabled || self.bidding.load(Ordering::SeqCst) || !self.compatible()
-		{
-			return;
-		}
+	/// On each new best block: bid (bidding changes nothing a fork could make wrong: the chain
+	/// checks every bid where it lands), and take the steps forward that need not wait for
+	/// finality: prepare, acknowledge, start, commit, checkpoint. Stopping, pausing and giving
+	/// up happen only on finalized blocks.
+	async fn on_best(self: &Arc<Self>, client: &Client, best_seen: &mut u64) {
 		let Ok(Ok((hash, number))) =
 			tokio::time::timeout(Duration::from_secs(5), client.best_head()).await
 		else {
@@ -315,15 +316,76 @@ impl<E: Executor> Worker<E> {
 			return;
 		}
 		*best_seen = number;
-		self.bidding.store(true, Ordering::SeqCst);
-		let (me, client) = (self.clone(), client.at_block(hash));
+		self.best.store(number as u32, Ordering::Relaxed);
+		let at = client.at_block(hash);
+		if !self.planning_best.swap(true, Ordering::SeqCst) {
+			let (me, at) = (self.clone(), at.clone());
+			tokio::spawn(async move {
+				if let Err(why) = me.plan_best(&at).await {
+					log::warn("duties", None, format!("best block {number}: {why}"));
+				}
+				me.planning_best.store(false, Ordering::SeqCst);
+			});
+		}
+		if !self.config.bidding.enabled || !self.compatible() {
+			return;
+		}
+		if self.bidding.swap(true, Ordering::SeqCst) {
+			return;
+		}
+		let me = self.clone();
 		tokio::spawn(async move {
-			if let Err(why) = me.bid_round(&client, number as u32).await {
+			if let Err(why) = me.bid_round(&at, number as u32).await {
 				me.metrics.errors.with_label_values(&["bidding"]).inc();
 				log::warn("bidding", None, why);
 			}
 			me.bidding.store(false, Ordering::SeqCst);
 		});
+	}
+
+	/// The forward steps of [`plan`] on a best block (`at` reads there).
+	async fn plan_best(self: &Arc<Self>, at: &Client) -> Result<(), String> {
+		let duties = tokio::time::timeout(CALL_TIMEOUT, at.duties(&self.account))
+			.await
+			.map_err(|_| "duties: no answer in time".to_string())?
+			.map_err(|e| format!("duties: {e}"))?;
+		if duties.is_empty() {
+			return Ok(());
+		}
+		let jobs = self.executor.list(&self.labels()).await?;
+		let now = Now {
+			block: self.best.load(Ordering::Relaxed),
+			unix: crate::unix_now(),
+			retention_secs: 0,
+		};
+		for duty in duties {
+			let entry = self.journal.get(duty.id).map_err(|e| e.to_string())?;
+			let in_flight = self.in_flight.lock().expect("not poisoned").contains(&duty.id);
+			let view = LeaseView {
+				id: duty.id,
+				chain: OnChain::Live {
+					next: duty.next,
+					checkpoint_interval: duty.lease.checkpoint_interval,
+				},
+				entry: entry.as_ref(),
+				job: jobs.iter().find(|job| job.lease == duty.id).map(|job| job.state),
+				in_flight,
+				adopt: false,
+			};
+			for action in plan(&view, &now) {
+				let forward = matches!(
+					action,
+					Action::Prepare(_)
+						| Action::Ack(_) | Action::Start(_)
+						| Action::Commit(_)
+						| Action::Checkpoint(..)
+				);
+				if forward && (self.compatible() || !takes_new_work(&action)) {
+					self.dispatch(action, Some(duty.clone()));
+				}
+			}
+		}
+		Ok(())
 	}
 
 	async fn connect(self: &Arc<Self>) -> Result<Client, RunError> {
@@ -1051,7 +1113,8 @@ impl<E: Executor> Worker<E> {
 	/// bids on devices this machine no longer sees. `client` reads at a best block.
 	async fn bid_round(self: &Arc<Self>, client: &Client, block: u32) -> Result<(), String> {
 		let rpc = |e: stint_client::Error| e.to_string();
-		let live = client.duties(&self.account).await.map_err(rpc)?.len() as u32;
+		let duties = client.duties(&self.account).await.map_err(rpc)?;
+		let live = duties.len() as u32;
 		let Some((provider, devices)) = client.acting_for(&self.account).await.map_err(rpc)? else {
 			return Ok(());
 		};
@@ -1121,8 +1184,30 @@ impl<E: Executor> Worker<E> {
 				max_output_bytes: record.spec.0.max_output_bytes,
 			});
 		}
-		let (bids, _skipped) =
-			bidding::choose(&self.config.bidding, &standing, &described, |d| self.gpus.sees(d));
+		let mut busy: bidding::Busy =
+			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
+		busy.extend(duties.iter().flat_map(|duty| duty.lease.devices.0.iter().copied()));
+		let mine: Vec<([u8; 32], String)> = devices
+			.iter()
+			.flatten()
+			.map(|d| (*d, models.get(d).cloned().unwrap_or_default()))
+			.collect();
+		let mut offered: bidding::Busy = busy.clone();
+		let described: Vec<bidding::Candidate> = described
+			.into_iter()
+			.map(|candidate| {
+				let candidate = bidding::with_free_devices(candidate, &mine, &offered);
+				offered.extend(candidate.devices.iter().map(|(device, _)| *device));
+				candidate
+			})
+			.collect();
+		let (bids, _skipped) = bidding::choose(
+			&self.config.bidding,
+			&standing,
+			&described,
+			|d| self.gpus.sees(d),
+			&busy,
+		);
 		for bid in bids {
 			let call =
 				runtime::tx().market().place_bid(bid.order, bid.price_per_block, bid.devices);
