@@ -107,9 +107,6 @@ pub struct WorkerConfig {
 	pub executor: ExecutorChoice,
 	#[serde(default = "default_retention")]
 	pub retention_days: u64,
-	/// Acknowledge at the latest this many blocks before the deadline.
-	#[serde(default = "default_ack_margin")]
-	pub ack_margin: u32,
 	/// Fetch inputs from loopback and private addresses (a buyer could otherwise make the worker
 	/// read services on the provider's own network). For tests and trusted networks only.
 	#[serde(default)]
@@ -118,9 +115,6 @@ pub struct WorkerConfig {
 
 fn default_retention() -> u64 {
 	7
-}
-fn default_ack_margin() -> u32 {
-	2
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -71,6 +71,8 @@ pub struct Worker<E: Executor> {
 	/// Orders whose bid the chain refused, and until which block not to try again.
 	refused: Mutex<HashMap<u64, u32>>,
 	bidding: AtomicBool,
+	/// Bids sent and not yet in a block: their orders and devices.
+	pending_bids: Mutex<HashMap<u64, Vec<[u8; 32]>>>,
 	/// A best block's forward steps are being planned.
 	planning_best: AtomicBool,
 	/// When each lease was first seen (for accepted-to-running).
@@ -137,6 +139,7 @@ impl<E: Executor> Worker<E> {
 			alerted: Mutex::new(HashSet::new()),
 			refused: Mutex::new(HashMap::new()),
 			bidding: AtomicBool::new(false),
+			pending_bids: Mutex::new(HashMap::new()),
 			planning_best: AtomicBool::new(false),
 			first_seen: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
@@ -1144,13 +1147,14 @@ impl<E: Executor> Worker<E> {
 			}
 		}
 		let bond = client.bond(&provider).await.map_err(rpc)?;
+		let pending = self.pending_bids.lock().expect("not poisoned").len();
 		let standing = bidding::Standing {
 			active: matches!(
 				record.status,
 				runtime::runtime_types::pallet_providers::types::ProviderStatus::Active
 			),
 			live_leases: live,
-			standing_bids: standing_bids.len() as u32,
+			standing_bids: (standing_bids.len() + pending) as u32,
 			free_bond: bond.map_or(0, |b| b.active.saturating_sub(b.locked)),
 			free_balance: client.free_balance(&provider).await.map_err(rpc)?,
 			costs: client.bid_costs().await.map_err(rpc)?,
@@ -1161,8 +1165,9 @@ impl<E: Executor> Worker<E> {
 		{
 			let mut refused = self.refused.lock().expect("not poisoned");
 			refused.retain(|_, until| *until > block);
+			let pending = self.pending_bids.lock().expect("not poisoned");
 			for (order, offered) in servable {
-				if refused.contains_key(&order) {
+				if refused.contains_key(&order) || pending.contains_key(&order) {
 					continue;
 				}
 				candidates.push((order, offered));
@@ -1187,6 +1192,7 @@ impl<E: Executor> Worker<E> {
 		let mut busy: bidding::Busy =
 			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
 		busy.extend(duties.iter().flat_map(|duty| duty.lease.devices.0.iter().copied()));
+		busy.extend(self.pending_bids.lock().expect("not poisoned").values().flatten().copied());
 		let mine: Vec<([u8; 32], String)> = devices
 			.iter()
 			.flatten()
@@ -1208,28 +1214,39 @@ impl<E: Executor> Worker<E> {
 			|d| self.gpus.sees(d),
 			&busy,
 		);
+		// Each bid is sent on its own: a round does not wait a block for one bid to land before
+		// the next order is seen (bid windows can be two blocks). Until it lands, its order is
+		// skipped and its devices count as promised.
 		for bid in bids {
-			let call =
-				runtime::tx().market().place_bid(bid.order, bid.price_per_block, bid.devices);
-			match self.chain.submit(&call, &self.key, "bid").await {
-				Ok(_) => {
-					self.metrics.bids.with_label_values(&["placed"]).inc();
-					log::info(
-						"bidding",
-						None,
-						format!(
-							"order {}: bid {} per block",
-							bid.order,
-							stint_client::format_stint(bid.price_per_block)
-						),
-					);
+			self.pending_bids.lock().expect("not poisoned").insert(bid.order, bid.devices.clone());
+			let me = self.clone();
+			tokio::spawn(async move {
+				let call = runtime::tx().market().place_bid(
+					bid.order,
+					bid.price_per_block,
+					bid.devices.clone(),
+				);
+				match me.chain.submit(&call, &me.key, "bid").await {
+					Ok(_) => {
+						me.metrics.bids.with_label_values(&["placed"]).inc();
+						log::info(
+							"bidding",
+							None,
+							format!(
+								"order {}: bid {} per block",
+								bid.order,
+								stint_client::format_stint(bid.price_per_block)
+							),
+						);
+					}
+					Err(why) => {
+						me.metrics.bids.with_label_values(&["refused"]).inc();
+						me.refused.lock().expect("not poisoned").insert(bid.order, block + 20);
+						log::warn("bidding", None, format!("order {}: {why}", bid.order));
+					}
 				}
-				Err(why) => {
-					self.metrics.bids.with_label_values(&["refused"]).inc();
-					self.refused.lock().expect("not poisoned").insert(bid.order, block + 20);
-					log::warn("bidding", None, format!("order {}: {why}", bid.order));
-				}
-			}
+				me.pending_bids.lock().expect("not poisoned").remove(&bid.order);
+			});
 		}
 		Ok(())
 	}
