@@ -14,9 +14,12 @@ bash scripts/build.sh
 
 worker_bin="$CARGO_TARGET_DIR/release/stint-worker"
 dev="$STINT_HOME/dev-worker"
-# The dev chain starts from genesis every time: so does Eve's worker (its journal would name
-# leases of the previous chain).
-rm -rf "$dev"
+# Without --base-path the dev chain starts from genesis every time: so does Eve's worker (its
+# journal would name leases of the previous chain). With it, both keep their state.
+case " $* " in
+*" --base-path "*) ;;
+*) rm -rf "$dev" ;;
+esac
 mkdir -p "$dev"
 gpus=off
 if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && "$worker_bin" probe --require-gpu >/dev/null 2>&1; then
