@@ -18,7 +18,10 @@ use std::{
 	fs,
 	io::Read,
 	path::{Path, PathBuf},
-	sync::Arc,
+	sync::{
+		atomic::{AtomicUsize, Ordering},
+		Arc,
+	},
 	time::Duration,
 };
 
@@ -30,10 +33,21 @@ use crate::{
 	journal::{Journal, LeaseEntry, Phase},
 };
 
+/// How many `follow=1` log requests are answered at once.
+pub const MAX_FOLLOWS: usize = 64;
+
 /// What the API reads.
 pub struct Api {
 	pub journal: Arc<Journal>,
 	pub data_dir: PathBuf,
+	/// Follows being answered now.
+	pub follows: AtomicUsize,
+}
+
+impl Api {
+	pub fn new(journal: Arc<Journal>, data_dir: PathBuf) -> Self {
+		Self { journal, data_dir, follows: AtomicUsize::new(0) }
+	}
 }
 
 type Reply = Response<Box<dyn Read + Send>>;
@@ -77,33 +91,41 @@ fn file(path: &Path, offset: u64) -> Reply {
 	)
 }
 
-/// A log read while the job runs: what is there, then more as it is written, until the job
-/// stops.
+/// A log read while the job runs: what is there, then more as it is written; once the job
+/// stopped, the rest from the log as committed, then the end.
 struct Follow {
-	path: PathBuf,
+	live: PathBuf,
+	committed: PathBuf,
 	offset: u64,
 	journal: Arc<Journal>,
 	lease: LeaseId,
 }
 
+impl Follow {
+	fn read_at(path: &Path, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+		use std::io::{Seek, SeekFrom};
+		match fs::File::open(path) {
+			Ok(mut handle) => {
+				handle.seek(SeekFrom::Start(offset))?;
+				handle.read(buf)
+			}
+			Err(_) => Ok(0),
+		}
+	}
+}
+
 impl Read for Follow {
 	fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-		use std::io::{Seek, SeekFrom};
 		loop {
-			if let Ok(mut handle) = fs::File::open(&self.path) {
-				handle.seek(SeekFrom::Start(self.offset))?;
-				let n = handle.read(buf)?;
-				if n > 0 {
-					self.offset += n as u64;
-					return Ok(n);
-				}
-			}
-			let running = matches!(
+			let stopped = matches!(
 				self.journal.get(self.lease).ok().flatten().map(|e| e.phase),
-				Some(Phase::Running | Phase::Paused | Phase::Acked | Phase::Prepared)
+				Some(Phase::Exited | Phase::Done) | None
 			);
-			if !running {
-				return Ok(0);
+			let from = if stopped { &self.committed } else { &self.live };
+			let n = Self::read_at(from, self.offset, buf)?;
+			if n > 0 || stopped {
+				self.offset += n as u64;
+				return Ok(n);
 			}
 			std::thread::sleep(Duration::from_millis(300));
 		}
@@ -152,8 +174,29 @@ impl Api {
 				.name(format!("api-{n}"))
 				.spawn(move || {
 					for request in server.incoming_requests() {
-						let response = api.handle(&request);
-						let _ = request.respond(response);
+						if query(request.url(), "follow").as_deref() != Some("1") {
+							let response = api.handle(&request);
+							let _ = request.respond(response);
+							continue;
+						}
+						// A follow lasts as long as its job: it gets a thread of its own, so
+						// followers never hold up other requests; their number is capped.
+						if api.follows.fetch_add(1, Ordering::SeqCst) >= MAX_FOLLOWS {
+							api.follows.fetch_sub(1, Ordering::SeqCst);
+							let _ = request.respond(reply(503, "too many logs followed at once"));
+							continue;
+						}
+						let follower = api.clone();
+						let spawned = std::thread::Builder::new().name("api-follow".into()).spawn(
+							move || {
+								let response = follower.handle(&request);
+								let _ = request.respond(response);
+								follower.follows.fetch_sub(1, Ordering::SeqCst);
+							},
+						);
+						if spawned.is_err() {
+							api.follows.fetch_sub(1, Ordering::SeqCst);
+						}
 					}
 				})
 				.map_err(|e| e.to_string())?;
@@ -237,12 +280,16 @@ impl Api {
 			"logs/stdout" | "logs/stderr" => {
 				let name = &rest["logs/".len()..];
 				let offset = query(url, "offset").and_then(|o| o.parse().ok()).unwrap_or(0);
-				if query(url, "follow").as_deref() == Some("1") && !stopped {
+				if stopped {
+					return file(&dirs.logs().join(name), offset);
+				}
+				if query(url, "follow").as_deref() == Some("1") {
 					return Response::new(
 						200.into(),
 						vec![],
 						Box::new(Follow {
-							path: dirs.logs().join(name),
+							live: dirs.live_logs().join(name),
+							committed: dirs.logs().join(name),
 							offset,
 							journal: self.journal.clone(),
 							lease: entry.lease,
@@ -251,7 +298,11 @@ impl Api {
 						None,
 					);
 				}
-				file(&dirs.logs().join(name), offset)
+				match dirs.live_logs().join(name).is_file() {
+					true => file(&dirs.live_logs().join(name), offset),
+					// Not started yet, or its logs not yet followed: nothing so far.
+					false => reply(200, ""),
+				}
 			}
 			"logs/files/stdout" | "logs/files/stderr" => {
 				file(&dirs.logs().join(&rest["logs/files/".len()..]), 0)
@@ -272,7 +323,8 @@ mod tests {
 
 	struct Served {
 		url: String,
-		_dir: tempfile::TempDir,
+		journal: Arc<Journal>,
+		dir: tempfile::TempDir,
 	}
 
 	fn serve() -> Served {
@@ -295,10 +347,19 @@ mod tests {
 		fs::write(dir.path().join("secret"), b"provider's").unwrap();
 		std::os::unix::fs::symlink(dir.path().join("secret"), dirs.outputs().join("link")).unwrap();
 		fs::write(dirs.logs().join("stdout"), b"hello\n").unwrap();
+		// Lease 8's job is still running.
+		let mut running = entry.clone();
+		running.lease = 8;
+		running.phase = Phase::Running;
+		journal.put(&running).unwrap();
+		let dirs = LeaseDirs::new(dir.path(), 8);
+		dirs.create().unwrap();
+		fs::create_dir_all(dirs.live_logs()).unwrap();
+		fs::write(dirs.live_logs().join("stdout"), b"one\n").unwrap();
 		let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
 		let listen = format!("127.0.0.1:{port}").parse().unwrap();
-		Api { journal, data_dir: dir.path().to_path_buf() }.serve(listen).unwrap();
-		Served { url: format!("http://127.0.0.1:{port}"), _dir: dir }
+		Api::new(journal.clone(), dir.path().to_path_buf()).serve(listen).unwrap();
+		Served { url: format!("http://127.0.0.1:{port}"), journal, dir }
 	}
 
 	fn auth(signer: &str, genesis: [u8; 32], lease: u64, expires_in: i64) -> String {
@@ -375,5 +436,37 @@ mod tests {
 		let (status, body) = get(&format!("{base}/files/link"), good());
 		assert_eq!(status, 404);
 		assert!(!body.contains("provider's"));
+	}
+
+	#[test]
+	fn followed_logs_stream_until_the_job_stops_and_never_hold_up_other_requests() {
+		let served = serve();
+		let base = format!("{}/leases/8", served.url);
+		let good = || Some(auth("//Alice", [0x11; 32], 8, 60));
+		// More followers than the API has threads for ordinary requests.
+		let followers: Vec<_> = (0..6)
+			.map(|_| {
+				let (url, header) = (format!("{base}/logs/stdout?follow=1"), good());
+				std::thread::spawn(move || get(&url, header))
+			})
+			.collect();
+		std::thread::sleep(Duration::from_millis(300));
+		let (status, body) = get(&format!("{base}/status"), good());
+		assert_eq!(status, 200, "answered while six follows are open: {body}");
+		let live = served.dir.path().join("leases/8/live/stdout");
+		let mut handle = fs::OpenOptions::new().append(true).open(&live).unwrap();
+		std::io::Write::write_all(&mut handle, b"two\n").unwrap();
+		std::thread::sleep(Duration::from_millis(400));
+		let (status, body) = get(&format!("{base}/logs/stdout?offset=4"), good());
+		assert_eq!((status, body.as_str()), (200, "two\n"), "the live log, from an offset");
+		// The job stops: its log is committed (with a last line the live copy missed).
+		let committed = served.dir.path().join("leases/8/logs/stdout");
+		fs::write(&committed, b"one\ntwo\nthree\n").unwrap();
+		let mut entry = served.journal.get(8).unwrap().unwrap();
+		entry.phase = Phase::Done;
+		served.journal.put(&entry).unwrap();
+		for follower in followers {
+			assert_eq!(follower.join().unwrap(), (200, "one\ntwo\nthree\n".to_string()));
+		}
 	}
 }

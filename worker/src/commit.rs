@@ -171,6 +171,10 @@ impl LeaseDirs {
 	pub fn logs(&self) -> PathBuf {
 		self.root.join("logs")
 	}
+	/// The logs as the job writes them, while it runs (the API's `?follow=1`).
+	pub fn live_logs(&self) -> PathBuf {
+		self.root.join("live")
+	}
 	pub fn receipt(&self) -> PathBuf {
 		self.root.join("receipt.scale")
 	}

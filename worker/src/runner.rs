@@ -164,6 +164,38 @@ impl<E: Executor> Worker<E> {
 		])
 	}
 
+	/// This worker's jobs by lease: those carrying its labels, and adopted ones (another journal
+	/// started them, so they carry its instance label) followed by their handle.
+	async fn jobs<'a>(
+		&self,
+		entries: impl Iterator<Item = &'a LeaseEntry>,
+	) -> Result<HashMap<LeaseId, FoundJob>, String> {
+		let mut jobs: HashMap<LeaseId, FoundJob> = self
+			.executor
+			.list(&self.labels())
+			.await
+			.map_err(|e| format!("cannot list jobs: {e}"))?
+			.into_iter()
+			.map(|job| (job.lease, job))
+			.collect();
+		for entry in entries.filter(|e| e.adopted) {
+			if jobs.contains_key(&entry.lease) {
+				continue;
+			}
+			if let Some(handle) = &entry.container {
+				match self.executor.state(handle).await? {
+					JobState::Missing => {}
+					state => {
+						let (lease, handle) = (entry.lease, handle.clone());
+						let found = FoundJob { lease, handle, state, outputs: None };
+						jobs.insert(entry.lease, found);
+					}
+				}
+			}
+		}
+		Ok(jobs)
+	}
+
 	fn alert_once(&self, lease: LeaseId, why: &str) {
 		if self.alerted.lock().expect("not poisoned").insert((lease, why.to_string())) {
 			log::alert("duties", Some(lease), why);
@@ -173,7 +205,7 @@ impl<E: Executor> Worker<E> {
 	/// Starts the metrics and the outputs API: before the chain, so both answer without a node.
 	pub fn serve(self: &Arc<Self>) -> Result<(), RunError> {
 		self.metrics.serve(self.config.metrics.listen).map_err(RunError::Setup)?;
-		Api { journal: self.journal.clone(), data_dir: self.config.worker.data_dir.clone() }
+		Api::new(self.journal.clone(), self.config.worker.data_dir.clone())
 			.serve(self.config.api.listen)
 			.map_err(RunError::Setup)?;
 		log::info(
@@ -355,7 +387,8 @@ impl<E: Executor> Worker<E> {
 		if duties.is_empty() {
 			return Ok(());
 		}
-		let jobs = self.executor.list(&self.labels()).await?;
+		let entries = self.journal.all().map_err(|e| e.to_string())?;
+		let jobs = self.jobs(entries.iter()).await?;
 		let now = Now {
 			block: self.best.load(Ordering::Relaxed),
 			unix: crate::unix_now(),
@@ -371,7 +404,7 @@ impl<E: Executor> Worker<E> {
 					checkpoint_interval: duty.lease.checkpoint_interval,
 				},
 				entry: entry.as_ref(),
-				job: jobs.iter().find(|job| job.lease == duty.id).map(|job| job.state),
+				job: jobs.get(&duty.id).map(|job| job.state),
 				in_flight,
 				adopt: false,
 			};
@@ -468,14 +501,6 @@ impl<E: Executor> Worker<E> {
 			.await
 			.map_err(|_| "duties: no answer in time".to_string())?
 			.map_err(|e| format!("duties: {e}"))?;
-		let jobs: HashMap<LeaseId, FoundJob> = self
-			.executor
-			.list(&self.labels())
-			.await
-			.map_err(|e| format!("cannot list jobs: {e}"))?
-			.into_iter()
-			.map(|job| (job.lease, job))
-			.collect();
 		let entries: BTreeMap<LeaseId, LeaseEntry> = self
 			.journal
 			.all()
@@ -483,6 +508,7 @@ impl<E: Executor> Worker<E> {
 			.into_iter()
 			.map(|entry| (entry.lease, entry))
 			.collect();
+		let jobs = self.jobs(entries.values()).await?;
 
 		let mut chain: BTreeMap<LeaseId, (OnChain, Option<DutyRecord>)> = BTreeMap::new();
 		for duty in &duties {
@@ -833,6 +859,15 @@ impl<E: Executor> Worker<E> {
 		tokio::spawn(async move {
 			let limit = me.entry(id).map(|e| e.spec.max_output_bytes).unwrap_or(u64::MAX);
 			let outputs = me.dirs(id).outputs();
+			// The logs as they are written, for the outputs API while the job runs.
+			let (tee, live, cap) =
+				(me.clone(), me.dirs(id).live_logs(), me.config.limits.log_bytes);
+			let tee_handle = handle.clone();
+			tokio::spawn(async move {
+				if let Err(why) = tee.executor.follow_logs(&tee_handle, &live, cap).await {
+					log::warn("executor", Some(id), format!("live logs: {why}"));
+				}
+			});
 			let wait = me.executor.wait(&handle);
 			tokio::pin!(wait);
 			let mut watch = tokio::time::interval(Duration::from_secs(1));
@@ -896,6 +931,8 @@ impl<E: Executor> Worker<E> {
 			entry.exit = Some(Exit { code, reason, at: self.instant() });
 			entry.phase = Phase::Exited;
 			self.journal.put(&entry).map_err(|e| e.to_string())?;
+			// The API serves the committed logs from now on.
+			let _ = std::fs::remove_dir_all(dirs.live_logs());
 			let outcome = match (entry.order_fault, code) {
 				(Some(_), _) => "order_fault",
 				(None, 0) => "succeeded",
@@ -1088,9 +1125,24 @@ impl<E: Executor> Worker<E> {
 			self.executor.kind(),
 		);
 		entry.adopted = true;
+		// The job another journal started carries that journal's instance label: look for it by
+		// chain, worker key and lease only.
 		let mut labels = self.labels();
+		labels.remove(INSTANCE_LABEL);
 		labels.insert(LEASE_LABEL.into(), id.to_string());
 		let found = self.executor.list(&labels).await?.into_iter().next();
+		let ours = self.dirs(id).outputs();
+		if let Some(theirs) = found.as_ref().and_then(|job| job.outputs.as_ref()) {
+			let same = std::fs::canonicalize(theirs).ok() == std::fs::canonicalize(&ours).ok();
+			if !same {
+				return Err(format!(
+					"not adopted: its job writes its outputs to {}, not under this worker's \
+					 data_dir ({}); adopt it with the data_dir that holds them",
+					theirs.display(),
+					ours.display()
+				));
+			}
+		}
 		self.dirs(id).create().map_err(|e| e.to_string())?;
 		match found {
 			Some(job) => {

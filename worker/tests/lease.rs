@@ -2,7 +2,8 @@
 //! with `//Eve//stash`) bids, the order is accepted without anyone's transaction, the worker
 //! acknowledges, runs the job in Docker, and submits the result signed by its key; Alice fetches
 //! the outputs with the CLI, which checks them against the chain. Then crash safety: a worker
-//! killed right after signing its result, or right after sending it, sends it exactly once.
+//! killed right after signing its result, or right after sending it, sends it exactly once. An
+//! order at fault (its image exists nowhere) is acknowledged and failed with the reserved code.
 
 mod common;
 
@@ -10,10 +11,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use common::chain::{
-	lease_result, post_order, stint, stop, write_config, Order, Setup, Worker, EVE_ENDPOINT_PORT,
+	container_state, journal_entry, lease_of, lease_result, metrics, post_order, stint, stint_both,
+	stop, write_config, Order, Setup, Worker, EVE_ENDPOINT_PORT,
 };
 use stint_client::{Client, LeaseStatus};
 use stint_e2e::TestNode;
+
+const WAIT: Duration = Duration::from_secs(120);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lease_runs_in_docker_and_its_result_is_fetched_and_verified() -> Result<()> {
@@ -60,7 +64,68 @@ async fn a_lease_runs_in_docker_and_its_result_is_fetched_and_verified() -> Resu
 	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
 	assert_eq!(record.result.context("a result")?.0.exit_code, 3);
 
-	stop(worker)?;
+	// A fixed lease whose job would outlive it: Alice follows its logs with the CLI while it
+	// runs; the worker stops it at the lease's end and sends its result; the CLI's copy of the
+	// logs then matches the signed receipt.
+	let instance = worker.instance().await?;
+	let command = ["/job", "say", "one", "sleep", "1", "say", "two", "sleep", "600"];
+	let fixed = Order { command: &command, duration: Some(40), ..Order::default() };
+	let order = post_order(dir.path(), &url, &fixed)?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	let deadline = std::time::Instant::now() + WAIT;
+	while container_state(&instance, lease) != "running" {
+		anyhow::ensure!(std::time::Instant::now() < deadline, "never ran:\n{}", worker.log());
+		tokio::time::sleep(Duration::from_millis(100)).await;
+	}
+	let (out, err) =
+		stint_both(&url, "//Alice", &["lease", "logs", &lease.to_string(), "--follow"])?;
+	assert_eq!(out, "one\ntwo\n");
+	assert!(err.starts_with("one\ntwo\n"), "{err}");
+	assert!(err.contains("verified against its signed receipt"), "{err}");
+	let record = client.lease(lease).await?.context("the lease")?;
+	assert!(record.result.is_some(), "{:?}", record.status);
+
+	let journal = stop(worker)?;
+	let entry = journal_entry(&journal, lease);
+	assert_eq!(entry["exit"]["reason"], "TimeLimit", "{entry}");
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_order_whose_image_nobody_has_is_acknowledged_and_failed_with_the_reserved_code(
+) -> Result<()> {
+	assert!(common::docker_available(), "this test needs a Docker engine");
+	let node = TestNode::dev()?;
+	node.wait_for_rpc(Duration::from_secs(90))?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+	let client = Client::connect(&url).await?;
+
+	// The order's fault, not the provider's: the lease is acknowledged (no no-show) and ends
+	// with the reserved code at once, without a container.
+	let image = format!("stint-test/nowhere@sha256:{}", "0".repeat(64));
+	let order = Order { image: Some(&image), command: &["/job"], ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
+	let code = record.result.context("a result")?.0.exit_code;
+	assert_eq!(code, stint_primitives::ReservedExit::ImageUnavailable.code());
+
+	// What the operator sees.
+	let text = metrics(&config)?;
+	for line in [
+		"stint_worker_jobs_total{outcome=\"order_fault\"} 1",
+		"stint_worker_submissions_total{kind=\"ack\",result=\"ok\"} 1",
+		"stint_worker_submissions_total{kind=\"final\",result=\"ok\"} 1",
+		"stint_worker_chain_connected 1",
+	] {
+		assert!(text.contains(line), "no {line:?} in:\n{text}");
+	}
+	assert!(!text.contains(&format!("lease=\"{lease}\"")), "no lease ids as labels");
+	let journal = stop(worker)?;
+	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
 	Ok(())
 }
 
@@ -92,13 +157,7 @@ async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Res
 		tokio::time::sleep(Duration::from_secs(2)).await;
 		let restarted_log = worker.log();
 		let after = stop(worker)?;
-		let find = |journal: &serde_json::Value| {
-			journal["leases"]
-				.as_array()
-				.and_then(|all| all.iter().find(|e| e["lease"] == lease).cloned())
-				.unwrap_or_default()
-		};
-		let (before, after) = (find(&before), find(&after));
+		let (before, after) = (journal_entry(&before, lease), journal_entry(&after, lease));
 		// The commitment on chain is the one signed before the crash.
 		let signed = &before["reports"]["final"]["commitment"];
 		assert!(!signed.is_null(), "{point}: nothing was signed before the crash");

@@ -1,7 +1,8 @@
 //! The worker keeps its leases right whatever happens around it, on dev nodes: a lease made while
 //! it was down is acknowledged and run; a buyer's close stops the job within a block or two; a
 //! worker killed while its job runs finds the job again and commits it; a node that stops
-//! answering for a while is survived; with no node left the worker exits for its supervisor.
+//! answering for a while is survived; with no node left the worker exits for its supervisor; a
+//! lease this journal never saw is left alone unless adopted, and adopted only with its outputs.
 
 mod common;
 
@@ -127,6 +128,52 @@ async fn a_worker_killed_while_its_job_runs_finds_the_job_again_and_commits_it()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_lease_acknowledged_by_another_journal_is_left_alone_until_adopted() -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let (first, second) = (tempfile::tempdir()?, tempfile::tempdir()?);
+	let config = write_config(first.path(), &url, &Setup::default())?;
+	let mut worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	let command = ["/job", "sleep", "25", "write", "adopted.txt", "yes"];
+	let order = post_order(first.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+	worker.kill();
+
+	// The same key with a journal that never saw the lease: the running job is left alone
+	// until the operator says otherwise, and even then only by the worker whose data folder
+	// holds the job's outputs.
+	let elsewhere = write_config(second.path(), &url, &Setup::default())?;
+	let stranger = Worker::start(&elsewhere, None)?;
+	let alert = format!("lease={lease}: a live lease on this worker key that this journal never");
+	stranger.wait_log(&alert, WAIT).await?;
+	drop(stranger);
+	let stranger = Worker::start_with(&elsewhere, None, &["--adopt", &lease.to_string()])?;
+	let refused = format!("Adopt({lease}): not adopted: its job writes its outputs");
+	stranger.wait_log(&refused, WAIT).await?;
+	drop(stranger);
+	assert_eq!(container_state(&instance, lease), "running", "left alone");
+
+	// The journal lost, the data folder kept: adopted, and the same job's result is sent.
+	std::fs::remove_file(first.path().join("data/journal.redb"))?;
+	let adopter = Worker::start_with(&config, None, &["--adopt", &lease.to_string()])?;
+	let record = wait_lease(&client, lease, WAIT, &adopter, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", adopter.log());
+	let expected = stint_primitives::output_root(&[stint_primitives::OutputFile {
+		path: b"adopted.txt".to_vec(),
+		size: 3,
+		content_hash: stint_primitives::blake2_256(b"yes"),
+	}]);
+	assert_eq!(record.result.expect("a result").0.output_root, expected, "the same job's outputs");
+	let adopter_instance = adopter.instance().await?;
+	assert_eq!(container_state(&adopter_instance, lease), "", "no second container");
+	drop(adopter);
+	remove_containers(&instance);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_worker() -> Result<()>
 {
 	let (node, client) = node().await?;
@@ -198,7 +245,7 @@ async fn an_open_ended_lease_is_checkpointed_paused_when_suspended_and_resumed_b
 	let worker = Worker::start(&config, None)?;
 	let instance = worker.instance().await?;
 	let command = ["/job", "write", "progress.txt", "1", "sleep", "600"];
-	let order = Order { command: &command, duration: None, max_price: "1", deposit: "10" };
+	let order = Order { command: &command, duration: None, max_price: "1", ..Order::default() };
 	let order = post_order(dir.path(), &url, &order)?;
 	let lease = lease_of(&client, order, WAIT, &worker).await?;
 	wait_container(&instance, lease, "running", &worker).await?;

@@ -46,6 +46,38 @@ fn not_found(error: &DockerError) -> bool {
 }
 
 impl Docker {
+	/// Writes the job's `stdout` and `stderr` into `dir` from their start, each at most `cap`
+	/// bytes; with `follow`, goes on as the job writes until it stops.
+	async fn write_logs(
+		&self,
+		handle: &str,
+		dir: &Path,
+		cap: u64,
+		follow: bool,
+	) -> Result<(), String> {
+		use std::io::Write;
+		std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+		let open = |name: &str| std::fs::File::create(dir.join(name)).map_err(|e| e.to_string());
+		let (mut stdout, mut stderr) = (open("stdout")?, open("stderr")?);
+		let (mut out_len, mut err_len) = (0u64, 0u64);
+		let options =
+			LogsOptionsBuilder::default().stdout(true).stderr(true).follow(follow).build();
+		let mut logs = self.engine.logs(handle, Some(options));
+		while let Some(piece) = logs.next().await {
+			let (file, written, bytes) = match piece.map_err(text)? {
+				LogOutput::StdOut { message } => (&mut stdout, &mut out_len, message),
+				LogOutput::StdErr { message } => (&mut stderr, &mut err_len, message),
+				_ => continue,
+			};
+			let room = cap.saturating_sub(*written) as usize;
+			let take = bytes.len().min(room);
+			file.write_all(&bytes[..take]).map_err(|e| e.to_string())?;
+			*written += take as u64;
+		}
+		stdout.sync_all().map_err(|e| e.to_string())?;
+		stderr.sync_all().map_err(|e| e.to_string())
+	}
+
 	/// Connects to the local engine (`DOCKER_HOST` or the default socket) and negotiates the API
 	/// version.
 	pub async fn connect() -> Result<Self, String> {
@@ -301,26 +333,11 @@ impl Executor for Docker {
 	}
 
 	async fn collect_logs(&self, handle: &str, dir: &Path, cap: u64) -> Result<(), String> {
-		use std::io::Write;
-		std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-		let open = |name: &str| std::fs::File::create(dir.join(name)).map_err(|e| e.to_string());
-		let (mut stdout, mut stderr) = (open("stdout")?, open("stderr")?);
-		let (mut out_len, mut err_len) = (0u64, 0u64);
-		let options = LogsOptionsBuilder::default().stdout(true).stderr(true).build();
-		let mut logs = self.engine.logs(handle, Some(options));
-		while let Some(piece) = logs.next().await {
-			let (file, written, bytes) = match piece.map_err(text)? {
-				LogOutput::StdOut { message } => (&mut stdout, &mut out_len, message),
-				LogOutput::StdErr { message } => (&mut stderr, &mut err_len, message),
-				_ => continue,
-			};
-			let room = cap.saturating_sub(*written) as usize;
-			let take = bytes.len().min(room);
-			file.write_all(&bytes[..take]).map_err(|e| e.to_string())?;
-			*written += take as u64;
-		}
-		stdout.sync_all().map_err(|e| e.to_string())?;
-		stderr.sync_all().map_err(|e| e.to_string())
+		self.write_logs(handle, dir, cap, false).await
+	}
+
+	async fn follow_logs(&self, handle: &str, dir: &Path, cap: u64) -> Result<(), String> {
+		self.write_logs(handle, dir, cap, true).await
 	}
 
 	async fn remove(&self, handle: &str) -> Result<(), String> {
@@ -342,6 +359,12 @@ impl Executor for Docker {
 		let containers = self.engine.list_containers(Some(options)).await.map_err(text)?;
 		let mut found = Vec::new();
 		for container in containers {
+			let outputs = container.mounts.unwrap_or_default().into_iter().find_map(|mount| {
+				(mount.destination.as_deref() == Some("/outputs"))
+					.then_some(mount.source)
+					.flatten()
+					.map(std::path::PathBuf::from)
+			});
 			let (Some(id), Some(lease)) = (
 				container.id,
 				container.labels.and_then(|l| l.get(LEASE_LABEL).and_then(|v| v.parse().ok())),
@@ -349,7 +372,7 @@ impl Executor for Docker {
 				continue;
 			};
 			let state = self.state(&id).await?;
-			found.push(FoundJob { lease, handle: id, state });
+			found.push(FoundJob { lease, handle: id, state, outputs });
 		}
 		Ok(found)
 	}

@@ -73,6 +73,8 @@ pub struct FoundJob {
 	pub lease: LeaseId,
 	pub handle: String,
 	pub state: JobState,
+	/// Where the job writes its outputs on this host, where the executor can tell.
+	pub outputs: Option<std::path::PathBuf>,
 }
 
 /// What runs jobs.
@@ -112,6 +114,15 @@ pub trait Executor: Send + Sync + 'static {
 
 	/// Writes the job's `stdout` and `stderr` into `dir`, each at most `cap` bytes.
 	fn collect_logs(
+		&self,
+		handle: &str,
+		dir: &std::path::Path,
+		cap: u64,
+	) -> impl Future<Output = Result<(), String>> + Send;
+
+	/// Copies the job's `stdout` and `stderr` into `dir` from their start as the job writes them
+	/// (each at most `cap` bytes), until it stops: what the outputs API serves while it runs.
+	fn follow_logs(
 		&self,
 		handle: &str,
 		dir: &std::path::Path,

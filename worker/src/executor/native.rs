@@ -285,6 +285,40 @@ impl Executor for Native {
 		Ok(())
 	}
 
+	async fn follow_logs(&self, handle: &str, dir: &Path, cap: u64) -> Result<(), String> {
+		use std::io::{Read, Seek, SeekFrom, Write};
+		std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+		let mut copies = Vec::new();
+		for name in ["stdout", "stderr"] {
+			copies.push((
+				name,
+				std::fs::File::create(dir.join(name)).map_err(|e| e.to_string())?,
+				0u64,
+			));
+		}
+		loop {
+			// Read the state first: what the job wrote before it stopped is copied below.
+			let stopped =
+				matches!(self.state(handle).await?, JobState::Exited { .. } | JobState::Missing);
+			for (name, copy, written) in copies.iter_mut() {
+				let Ok(mut from) = std::fs::File::open(self.job_dir(handle).join(&*name)) else {
+					continue;
+				};
+				from.seek(SeekFrom::Start(*written)).map_err(|e| e.to_string())?;
+				let mut bytes = Vec::new();
+				from.take(cap.saturating_sub(*written))
+					.read_to_end(&mut bytes)
+					.map_err(|e| e.to_string())?;
+				copy.write_all(&bytes).map_err(|e| e.to_string())?;
+				*written += bytes.len() as u64;
+			}
+			if stopped {
+				return Ok(());
+			}
+			tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+		}
+	}
+
 	async fn remove(&self, handle: &str) -> Result<(), String> {
 		self.signal(handle, "KILL")?;
 		let dir = self.job_dir(handle);
@@ -312,7 +346,8 @@ impl Executor for Native {
 			};
 			let handle = entry.file_name().to_string_lossy().into_owned();
 			let state = self.state(&handle).await?;
-			found.push(FoundJob { lease, handle, state });
+			// Native jobs live under this worker's data folder: their outputs are its own.
+			found.push(FoundJob { lease, handle, state, outputs: None });
 		}
 		Ok(found)
 	}

@@ -22,11 +22,17 @@ pub struct Worker {
 
 impl Worker {
 	pub fn start(config: &Path, crash_at: Option<&str>) -> Result<Self> {
+		Self::start_with(config, crash_at, &[])
+	}
+
+	/// Started with more arguments to `run` (`--adopt <lease>`).
+	pub fn start_with(config: &Path, crash_at: Option<&str>, args: &[&str]) -> Result<Self> {
 		let log = config.with_extension(format!("{}.log", stint_worker::unix_ms()));
 		let mut command = Command::new(env!("CARGO_BIN_EXE_stint-worker"));
 		command
 			.args(["run", "--config"])
 			.arg(config)
+			.args(args)
 			.stdout(Stdio::null())
 			.stderr(std::fs::File::create(&log)?);
 		if let Some(point) = crash_at {
@@ -188,21 +194,46 @@ stop_grace_secs = 1
 
 /// Runs the `stint` CLI; its stdout.
 pub fn stint(url: &str, key: &str, args: &[&str]) -> Result<String> {
+	Ok(stint_both(url, key, args)?.0)
+}
+
+/// Runs the `stint` CLI; its stdout and stderr.
+pub fn stint_both(url: &str, key: &str, args: &[&str]) -> Result<(String, String)> {
 	let cli = node_binary()?.with_file_name("stint");
 	let out = Command::new(&cli).args(["--url", url, "--key", key]).args(args).output()?;
+	let (stdout, stderr) = (
+		String::from_utf8_lossy(&out.stdout).into_owned(),
+		String::from_utf8_lossy(&out.stderr).into_owned(),
+	);
 	if !out.status.success() {
-		bail!(
-			"stint {}: {}{}",
-			args.join(" "),
-			String::from_utf8_lossy(&out.stdout),
-			String::from_utf8_lossy(&out.stderr)
-		);
+		bail!("stint {}: {stdout}{stderr}", args.join(" "));
 	}
-	Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+	Ok((stdout, stderr))
+}
+
+/// What the worker of `config` reports on its metrics endpoint.
+pub fn metrics(config: &Path) -> Result<String> {
+	let text = std::fs::read_to_string(config)?;
+	let listen = text
+		.split("[metrics]")
+		.nth(1)
+		.and_then(|rest| rest.split('"').nth(1))
+		.context("a metrics listen address in the config")?;
+	Ok(ureq::get(&format!("http://{listen}/metrics")).call()?.into_string()?)
+}
+
+/// The journal entry of `lease` in an exported journal.
+pub fn journal_entry(journal: &serde_json::Value, lease: u64) -> serde_json::Value {
+	journal["leases"]
+		.as_array()
+		.and_then(|all| all.iter().find(|e| e["lease"] == lease).cloned())
+		.unwrap_or_default()
 }
 
 /// An order of Alice's for one of Eve's GPUs.
 pub struct Order<'a> {
+	/// `None`: the test job image.
+	pub image: Option<&'a str>,
 	pub command: &'a [&'a str],
 	/// `None`: open-ended.
 	pub duration: Option<u32>,
@@ -212,7 +243,7 @@ pub struct Order<'a> {
 
 impl Default for Order<'_> {
 	fn default() -> Self {
-		Self { command: &[], duration: Some(200), max_price: "0.05", deposit: "10" }
+		Self { image: None, command: &[], duration: Some(200), max_price: "0.05", deposit: "10" }
 	}
 }
 
@@ -238,7 +269,7 @@ bid_window_blocks = 8
 auto_accept = true
 deposit = "{deposit}"
 "#,
-		image = super::job_image(),
+		image = order.image.map(str::to_string).unwrap_or_else(super::job_image),
 		words = words.join(", "),
 		price = order.max_price,
 		deposit = order.deposit,
