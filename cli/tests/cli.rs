@@ -135,6 +135,10 @@ async fn buyer_and_provider_commands_against_a_dev_node() -> Result<()> {
 	// Only the buyer accepts; then the lease exists and Eve acknowledges it.
 	let run = expect(&url, &["--key", "//Bob", "order", "accept", "0", EVE], 6)?;
 	assert!(run.stderr.contains("Market.NotBuyer"), "{}", run.stderr);
+	// The CLI accepts the bid as it stands, and not above the price Alice names.
+	let run =
+		expect(&url, &["--key", "//Alice", "order", "accept", "0", EVE, "--max-price", "0.4"], 5)?;
+	assert!(run.stderr.contains("above your --max-price"), "{}", run.stderr);
 	expect(&url, &["--key", "//Alice", "order", "accept", "0", EVE], 0)?;
 	let order = client.order(0).await?.context("order 0")?;
 	assert!(matches!(order.status, OrderStatus::Leased { lease: 0 }));

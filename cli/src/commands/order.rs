@@ -28,8 +28,15 @@ pub enum OrderCmd {
 	Show { order: u64 },
 	/// Cancels an open order: everything is refunded.
 	Cancel { order: u64 },
-	/// Accepts a provider's bid: the lease starts.
-	Accept { order: u64, provider: String },
+	/// Accepts a provider's bid as it stands now (its price and devices are named in the
+	/// transaction: if the provider changes its bid before it lands, the chain refuses it).
+	Accept {
+		order: u64,
+		provider: String,
+		/// The most you accept per block, in STINT: refused here if the bid is above it.
+		#[arg(long)]
+		max_price: Option<String>,
+	},
 }
 
 pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
@@ -70,9 +77,24 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 		OrderCmd::Cancel { order } => {
 			ctx.send(&tx.market().cancel_order(*order)).await?;
 		}
-		OrderCmd::Accept { order, provider } => {
+		OrderCmd::Accept { order, provider, max_price } => {
 			let provider = parse_account(provider)?;
-			ctx.send(&tx.market().accept_bid(*order, provider)).await?;
+			let bids = ctx.client.bids(*order).await?;
+			let (_, bid) = bids
+				.into_iter()
+				.find(|(who, _)| who == &provider)
+				.ok_or_else(|| Error::NotFound(format!("a bid of {provider} on order {order}")))?;
+			if let Some(max) = max_price {
+				if bid.price_per_block > amount(max)? {
+					return Err(Fail::Input(format!(
+						"the bid is {} per block, above your --max-price {max}",
+						stint_client::format_stint(bid.price_per_block)
+					)));
+				}
+			}
+			let devices = bid.devices.0.clone();
+			let call = tx.market().accept_bid(*order, provider, bid.price_per_block, devices);
+			ctx.send(&call).await?;
 		}
 	}
 	Ok(())

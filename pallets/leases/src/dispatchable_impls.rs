@@ -87,9 +87,21 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_terminate(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::live(id)?;
 		ensure!(&lease.provider == who, Error::<T>::NotProvider);
+		Self::close_stream(&lease)?;
+		if lease.status == LeaseStatus::AwaitingAck {
+			// Declining a lease it won, before acknowledging it, is a no-show whatever the
+			// notice: otherwise a bid at any price would be a free option on the buyer's order,
+			// and a provider late with its ack would escape the no-show slash by ending first.
+			// Declining early only spares the buyer the wait until the ack deadline.
+			return Self::terminate_with(
+				id,
+				&mut lease,
+				TerminationReason::NoShow,
+				Some((SlashReason::NoShow, None)),
+			);
+		}
 		let served = lease.termination_notice.is_zero()
 			|| lease.notice_ends_at.is_some_and(|at| at <= Self::now());
-		Self::close_stream(&lease)?;
 		if served {
 			Self::terminate_with(id, &mut lease, TerminationReason::ProviderNotice, None)
 		} else {

@@ -23,8 +23,13 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 		let devices: BoundedVec<_, T::MaxGpusPerLease> =
 			new.devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
 		T::Registry::commit_devices(&new.provider, &devices, id)?;
+		// A fixed-duration lease never costs more than its price times its duration.
+		let cap = new.duration.map(|blocks| {
+			let blocks: u128 = blocks.saturated_into();
+			new.price_per_block.saturating_mul(blocks.saturated_into())
+		});
 		let stream =
-			T::Streams::open(&new.buyer, &new.provider, new.price_per_block, new.escrow, id)?;
+			T::Streams::open(&new.buyer, &new.provider, new.price_per_block, new.escrow, id, cap)?;
 		let now = Self::now();
 		let ack_by = now.saturating_add(T::AckDeadline::get().max(One::one()));
 		let lease = LeaseOf::<T> {

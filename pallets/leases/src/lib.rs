@@ -332,7 +332,8 @@ pub mod pallet {
 		}
 
 		/// The provider ends `lease`: paid to date, the rest refunded. Without the notice served
-		/// in full, its collateral is slashed and the buyer compensated.
+		/// in full, its collateral is slashed and the buyer compensated. A lease not yet
+		/// acknowledged ends as a no-show (slashed as one), whatever the notice.
 		#[pallet::call_index(4)]
 		pub fn terminate(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;

@@ -473,6 +473,27 @@ fn without_a_required_notice_the_provider_may_end_at_once() {
 }
 
 #[test]
+fn a_provider_that_declines_a_lease_it_never_acknowledged_is_a_no_show() {
+	ExtBuilder::build_and_execute(|| {
+		// No notice required, no ack yet: ending it is still a no-show, not a free exit.
+		let id = new_lease(10, 1_000, Some(100), 0);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), id));
+		assert_eq!(lease(id).status, LeaseStatus::Terminated { reason: TerminationReason::NoShow });
+		assert_eq!(slashes(), vec![(PROVIDER, COLLATERAL, Some(BUYER), None, SlashReason::NoShow)]);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::NoShow)]);
+		// The buyer has all its escrow back at once.
+		assert_eq!(stream_escrow(BUYER), 0);
+		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
+		// Nor can it give notice before acknowledging.
+		let other = new_lease(10, 1_000, Some(100), 0);
+		assert_noop!(
+			Leases::give_notice(RuntimeOrigin::signed(PROVIDER), other),
+			Error::<Test>::NotRunning
+		);
+	});
+}
+
+#[test]
 fn a_provider_cannot_report_its_own_lease() {
 	ExtBuilder::build_and_execute(|| {
 		let id = new_lease(10, 1_000, Some(100), 0);

@@ -4,7 +4,11 @@
 use crate::{BalanceOf, Config, Error, HoldReason};
 use frame::{
 	prelude::*,
-	traits::{fungible::InspectHold, fungible::MutateHold, tokens::Precision},
+	traits::{
+		fungible::InspectHold,
+		fungible::MutateHold,
+		tokens::{Fortitude, Precision, Restriction},
+	},
 };
 
 fn hold<T: Config>(reason: HoldReason, who: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
@@ -50,6 +54,27 @@ pub fn release_bid_deposit<T: Config>(
 	amount: BalanceOf<T>,
 ) -> DispatchResult {
 	release::<T>(HoldReason::BidDeposit, provider, amount)
+}
+
+/// Pays a bid's deposit to `to` (the buyer of an order its provider failed).
+pub fn forfeit_bid_deposit<T: Config>(
+	provider: &T::AccountId,
+	to: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	T::Currency::transfer_on_hold(
+		&HoldReason::BidDeposit.into(),
+		provider,
+		to,
+		amount,
+		Precision::Exact,
+		Restriction::Free,
+		Fortitude::Force,
+	)
+	.map(|_| ())
 }
 
 /// Order escrow held on `who`, in all its orders.

@@ -3,7 +3,8 @@
 
 use crate::{
 	asset, BalanceOf, BidOf, Bids, Config, Deadlines, Error, Event, NextOrderId, OrderId, OrderOf,
-	OrderStatus, Orders, Pallet, ProviderBids, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+	OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, WeightInfo,
+	MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -11,7 +12,9 @@ use frame::{
 	prelude::*,
 };
 use stint_primitives::{image_digest, LeaseId};
-use stint_traits::{buckets, LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry};
+use stint_traits::{
+	buckets, LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, StandingBids,
+};
 
 impl<T: Config> Pallet<T> {
 	/// Handles every order whose deadline falls in `now`: the close of its bid window (auto-accept
@@ -64,6 +67,17 @@ impl<T: Config> Pallet<T> {
 			Orders::<T>::insert(id, order);
 			return Ok(());
 		}
+		// Bids their providers can no longer honour go first, cheaply and at their providers'
+		// cost: they must not use up the attempts and leave the honest bids untried.
+		let dropped = Self::drop_dead_bids(id, &mut order)?;
+		if order.bid_count == 0 {
+			let refunded = Self::unwind(id, order)?;
+			Self::deposit_event(Event::OrderExpired { order: id, refunded });
+			return Ok(());
+		}
+		if dropped > 0 {
+			Orders::<T>::insert(id, &order);
+		}
 		// The best few bids only: each failed attempt costs as much as an acceptance.
 		for provider in Self::ranking(id).into_iter().take(MAX_AUTO_ACCEPT_ATTEMPTS as usize) {
 			let attempt = with_storage_layer(|| Self::accept(id, order.clone(), &provider, true));
@@ -79,6 +93,31 @@ impl<T: Config> Pallet<T> {
 		let refunded = Self::unwind(id, order)?;
 		Self::deposit_event(Event::OrderExpired { order: id, refunded });
 		Ok(())
+	}
+
+	/// Drops every bid on `id` that its provider can no longer honour as it stands (the
+	/// provider paused or left, its devices are committed elsewhere or no longer its own or no
+	/// longer fit, its worker binding changed): the collateral is released, the deposit goes to
+	/// the buyer. Returns how many. Does not store `order`.
+	fn drop_dead_bids(id: OrderId, order: &mut OrderOf<T>) -> Result<u32, DispatchError> {
+		let dead: Vec<(T::AccountId, BidOf<T>)> = Bids::<T>::iter_prefix(id)
+			.filter(|(provider, bid)| {
+				T::Registry::check_offer(provider, &bid.devices, &order.terms.requirements).is_err()
+			})
+			.collect();
+		for (provider, bid) in &dead {
+			Bids::<T>::remove(id, provider);
+			Self::unindex_bid(provider, id);
+			asset::forfeit_bid_deposit::<T>(provider, &order.buyer, bid.deposit)?;
+			T::Collateral::unlock_collateral(provider, bid.collateral);
+			order.bid_count.saturating_dec();
+			Self::deposit_event(Event::BidDropped {
+				order: id,
+				provider: provider.clone(),
+				forfeited: bid.deposit,
+			});
+		}
+		Ok(dead.len() as u32)
 	}
 
 	/// The providers that bid on `id`, best first: lowest price, then higher reputation, then
@@ -108,6 +147,9 @@ impl<T: Config> Pallet<T> {
 		automatic: bool,
 	) -> Result<LeaseId, DispatchError> {
 		let bid = Bids::<T>::get(id, winner).ok_or(Error::<T>::UnknownBid)?;
+		// As the bid stands now: the provider is still active, its devices still its own, free,
+		// bound to one worker and fit for the order.
+		T::Registry::check_offer(winner, &bid.devices, &order.terms.requirements)?;
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
 		let escrow = match order.terms.duration {
 			Some(blocks) => Self::cost(bid.price_per_block, blocks),
@@ -126,7 +168,7 @@ impl<T: Config> Pallet<T> {
 			image_digest: image_digest(&order.spec.image).unwrap_or_default(),
 		})?;
 		for (provider, other) in Bids::<T>::drain_prefix(id) {
-			ProviderBids::<T>::remove(&provider, id);
+			Self::unindex_bid(&provider, id);
 			// The winner's collateral stays locked: the lease takes it over.
 			Self::release_bid(&provider, &other, &provider != winner)?;
 		}
@@ -154,7 +196,7 @@ impl<T: Config> Pallet<T> {
 		mut order: OrderOf<T>,
 	) -> Result<BalanceOf<T>, DispatchError> {
 		for (provider, bid) in Bids::<T>::drain_prefix(id) {
-			ProviderBids::<T>::remove(&provider, id);
+			Self::unindex_bid(&provider, id);
 			Self::release_bid(&provider, &bid, true)?;
 		}
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
@@ -243,9 +285,19 @@ impl<T: Config> Pallet<T> {
 				"a provider's bid deposit hold is wrong"
 			);
 		}
+		let mut standing: BTreeMap<T::AccountId, u32> = BTreeMap::new();
 		for (provider, id, ()) in ProviderBids::<T>::iter() {
 			ensure!(Bids::<T>::contains_key(id, &provider), "the bid index names a missing bid");
+			*standing.entry(provider).or_default() += 1;
 		}
+		for (provider, count) in StandingBidCount::<T>::iter() {
+			ensure!(
+				standing.remove(&provider) == Some(count),
+				"a provider's standing bid count is wrong"
+			);
+			ensure!(count <= T::MaxStandingBids::get(), "a provider has too many standing bids");
+		}
+		ensure!(standing.is_empty(), "a provider's standing bids are not counted");
 		for (block, ids) in Deadlines::<T>::iter() {
 			ensure!(block >= now, "a past deadline bucket was not processed");
 			for id in ids {
@@ -257,5 +309,15 @@ impl<T: Config> Pallet<T> {
 			}
 		}
 		Ok(())
+	}
+}
+
+impl<T: Config> StandingBids<T::AccountId> for Pallet<T> {
+	fn retract_all(provider: &T::AccountId) -> u32 {
+		Self::do_retract_all(provider)
+	}
+
+	fn retract_all_weight() -> Weight {
+		T::WeightInfo::retract_bid().saturating_mul(T::MaxStandingBids::get().into())
 	}
 }

@@ -118,8 +118,9 @@ mod benches {
 	fn accept_bid() {
 		let (buyer, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), false);
 		let provider = Pallet::<T>::ranking(id).pop().unwrap();
+		let bid = Bids::<T>::get(id, &provider).unwrap();
 		#[extrinsic_call]
-		_(RawOrigin::Signed(buyer), id, provider);
+		_(RawOrigin::Signed(buyer), id, provider, bid.price_per_block, bid.devices.to_vec());
 		assert!(matches!(Orders::<T>::get(id).unwrap().status, OrderStatus::Leased { .. }));
 	}
 

@@ -2,7 +2,7 @@
 
 use crate::{
 	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, Order, OrderId,
-	OrderStatus, Orders, Pallet, ProviderBids, TermsOf,
+	OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, TermsOf,
 };
 use frame::prelude::*;
 use stint_primitives::{is_pinned_image, DeviceId};
@@ -102,6 +102,10 @@ impl<T: Config> Pallet<T> {
 			devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
 		ensure!(!Bids::<T>::contains_key(id, &provider), Error::<T>::AlreadyBid);
 		ensure!(order.bid_count < T::MaxBidsPerOrder::get(), Error::<T>::TooManyBids);
+		ensure!(
+			StandingBidCount::<T>::get(&provider) < T::MaxStandingBids::get(),
+			Error::<T>::TooManyStandingBids
+		);
 		T::Registry::check_offer(&provider, &devices, &order.terms.requirements)?;
 
 		let collateral = T::CollateralPerGpu::get().saturating_mul((devices.len() as u32).into());
@@ -110,7 +114,7 @@ impl<T: Config> Pallet<T> {
 		T::Collateral::lock_collateral(&provider, collateral)?;
 
 		let count = devices.len() as u32;
-		ProviderBids::<T>::insert(&provider, id, ());
+		Self::index_bid(&provider, id);
 		Bids::<T>::insert(
 			id,
 			&provider,
@@ -148,7 +152,7 @@ impl<T: Config> Pallet<T> {
 			);
 		}
 		Bids::<T>::remove(id, provider);
-		ProviderBids::<T>::remove(provider, id);
+		Self::unindex_bid(provider, id);
 		Self::release_bid(provider, &bid, true)?;
 		order.bid_count.saturating_dec();
 		Orders::<T>::insert(id, order);
@@ -168,11 +172,64 @@ impl<T: Config> Pallet<T> {
 		who: &T::AccountId,
 		id: OrderId,
 		provider: &T::AccountId,
+		price_per_block: BalanceOf<T>,
+		devices: &[DeviceId],
 	) -> DispatchResult {
 		let order = Self::open_order(id)?;
 		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
-		ensure!(Bids::<T>::contains_key(id, provider), Error::<T>::UnknownBid);
+		let bid = Bids::<T>::get(id, provider).ok_or(Error::<T>::UnknownBid)?;
+		ensure!(
+			bid.price_per_block == price_per_block && bid.devices.as_slice() == devices,
+			Error::<T>::BidChanged
+		);
 		Self::accept(id, order, provider, false).map(|_| ())
+	}
+
+	/// Files a new bid of `provider` on `id` in the provider's index.
+	pub(crate) fn index_bid(provider: &T::AccountId, id: OrderId) {
+		ProviderBids::<T>::insert(provider, id, ());
+		StandingBidCount::<T>::mutate(provider, |count| count.saturating_inc());
+	}
+
+	/// Takes a bid that is gone out of the provider's index.
+	pub(crate) fn unindex_bid(provider: &T::AccountId, id: OrderId) {
+		ProviderBids::<T>::remove(provider, id);
+		StandingBidCount::<T>::mutate_exists(provider, |count| {
+			let left = count.unwrap_or_default().saturating_sub(1);
+			*count = (left > 0).then_some(left);
+		});
+	}
+
+	/// Withdraws every standing bid of `provider`, as if it retracted each.
+	pub(crate) fn do_retract_all(provider: &T::AccountId) -> u32 {
+		let ids: alloc::vec::Vec<OrderId> = ProviderBids::<T>::iter_key_prefix(provider).collect();
+		let mut retracted = 0;
+		for id in ids {
+			// Each on its own: a bid that cannot be released stays, and try_state says so.
+			let done = frame::deps::frame_support::storage::with_storage_layer(|| {
+				let Some(bid) = Bids::<T>::take(id, provider) else {
+					Self::unindex_bid(provider, id);
+					return Ok(());
+				};
+				Self::unindex_bid(provider, id);
+				Self::release_bid(provider, &bid, true)?;
+				Orders::<T>::mutate(id, |order| {
+					if let Some(order) = order {
+						order.bid_count.saturating_dec();
+					}
+				});
+				Self::deposit_event(Event::BidRetracted { order: id, provider: provider.clone() });
+				Ok::<_, DispatchError>(())
+			});
+			match done {
+				Ok(()) => retracted += 1,
+				Err(error) => frame::log::error!(
+					target: "runtime::market",
+					"bid of {provider:?} on order {id} not withdrawn: {error:?}"
+				),
+			}
+		}
+		retracted
 	}
 
 	/// An order that exists and is open.

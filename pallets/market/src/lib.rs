@@ -65,6 +65,7 @@ pub mod pallet {
 		#[frame::deps::frame_support::register_default_impl(TestDefaultConfig)]
 		impl DefaultConfig for TestDefaultConfig {
 			type MaxBidsPerOrder = ConstU32<32>;
+			type MaxStandingBids = ConstU32<64>;
 			type MaxGpusPerOrder = ConstU32<8>;
 			type MaxDeadlinesPerBlock = ConstU32<16>;
 			type WeightInfo = ();
@@ -134,6 +135,11 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxBidsPerOrder: Get<u32>;
 
+		/// The most bids one provider may have standing at once (on as many orders): what
+		/// withdrawing them all when it pauses or leaves costs is bounded by it.
+		#[pallet::constant]
+		type MaxStandingBids: Get<u32>;
+
 		/// The most GPUs one order may ask for.
 		#[pallet::constant]
 		type MaxGpusPerOrder: Get<u32>;
@@ -194,6 +200,11 @@ pub mod pallet {
 		OptionQuery,
 	>;
 
+	/// How many bids each provider has standing: the size of its part of [`ProviderBids`].
+	#[pallet::storage]
+	pub type StandingBidCount<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, u32, ValueQuery>;
+
 	/// Orders the block hook looks at in a block: the close of their bid window, or the end of
 	/// the time their buyer had to accept.
 	#[pallet::storage]
@@ -240,6 +251,17 @@ pub mod pallet {
 			order: OrderId,
 			/// Who bid.
 			provider: T::AccountId,
+		},
+		/// At the close of the window, a bid its provider can no longer honour (its devices
+		/// went elsewhere, it paused or left, its worker changed) was dropped: its collateral was
+		/// released and its deposit went to the order's buyer.
+		BidDropped {
+			/// The order.
+			order: OrderId,
+			/// Whose bid.
+			provider: T::AccountId,
+			/// The bid deposit paid to the buyer.
+			forfeited: BalanceOf<T>,
 		},
 		/// A bid won: the lease starts.
 		BidAccepted {
@@ -322,6 +344,10 @@ pub mod pallet {
 		DeadlineQueueFull,
 		/// The signer is a worker key of the provider, but not the one bound to these devices.
 		NotThisWorker,
+		/// The bid's price or devices are not the ones the buyer accepted: it changed since.
+		BidChanged,
+		/// The provider already has `MaxStandingBids` bids standing.
+		TooManyStandingBids,
 	}
 
 	#[pallet::hooks]
@@ -393,17 +419,20 @@ pub mod pallet {
 			Self::do_cancel_order(&who, order)
 		}
 
-		/// The buyer accepts `provider`'s bid on `order`: the other bids are released, the lease
-		/// is created, the escrow it needs moves into its payment stream and the rest is
-		/// refunded.
+		/// The buyer accepts `provider`'s bid on `order` at `price_per_block` on `devices`,
+		/// exactly as the buyer saw it: a bid retracted and placed again at another price or on
+		/// other devices is refused (`BidChanged`). The other bids are released, the lease is
+		/// created, the escrow it needs moves into its payment stream and the rest is refunded.
 		#[pallet::call_index(4)]
 		pub fn accept_bid(
 			origin: OriginFor<T>,
 			order: OrderId,
 			provider: T::AccountId,
+			#[pallet::compact] price_per_block: BalanceOf<T>,
+			devices: alloc::vec::Vec<DeviceId>,
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_accept_bid(&who, order, &provider)
+			Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)
 		}
 	}
 }

@@ -225,7 +225,14 @@ impl LeaseFactory<u64, Balance, u64> for FakeLeases {
 	fn create_lease(lease: NewLease<u64, Balance, u64>) -> Result<LeaseId, DispatchError> {
 		let id = leases().len() as LeaseId;
 		FakeRegistry::commit_devices(&lease.provider, &lease.devices, id)?;
-		Streams::open(&lease.buyer, &lease.provider, lease.price_per_block, lease.escrow, id)?;
+		Streams::open(
+			&lease.buyer,
+			&lease.provider,
+			lease.price_per_block,
+			lease.escrow,
+			id,
+			None,
+		)?;
 		FakeLeaseList::append(FakeLease {
 			provider: lease.provider,
 			devices: lease.devices,
@@ -253,6 +260,7 @@ impl pallet_market::Config for Test {
 	type AcceptPeriod = ConstU64<ACCEPT_PERIOD>;
 	type MaxTerminationNotice = ConstU64<50>;
 	type MaxBidsPerOrder = ConstU32<3>;
+	type MaxStandingBids = ConstU32<6>;
 	type MaxGpusPerOrder = ConstU32<4>;
 	type MaxDeadlinesPerBlock = ConstU32<2>;
 	#[cfg(feature = "runtime-benchmarks")]

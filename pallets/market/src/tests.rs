@@ -21,6 +21,14 @@ fn bid(provider: u64, order: OrderId, price: Balance) {
 	));
 }
 
+/// The buyer accepts `provider`'s bid on `order` as it stands.
+fn accept(buyer: u64, order: OrderId, provider: u64) -> DispatchResult {
+	let (price, devices) = Bids::<Test>::get(order, provider)
+		.map(|b| (b.price_per_block, b.devices.to_vec()))
+		.unwrap_or((1, vec![dev(provider, 0)]));
+	Market::accept_bid(RuntimeOrigin::signed(buyer), order, provider, price, devices)
+}
+
 fn order(id: OrderId) -> OrderOf<Test> {
 	Orders::<Test>::get(id).expect("order exists")
 }
@@ -264,16 +272,10 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 		let id = create(BUYER, manual, 1_500);
 		bid(P1, id, 8);
 		bid(P2, id, 6);
-		assert_noop!(
-			Market::accept_bid(RuntimeOrigin::signed(OTHER_BUYER), id, P1),
-			Error::<Test>::NotBuyer
-		);
-		assert_noop!(
-			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P3),
-			Error::<Test>::UnknownBid
-		);
+		assert_noop!(accept(OTHER_BUYER, id, P1), Error::<Test>::NotBuyer);
+		assert_noop!(accept(BUYER, id, P3), Error::<Test>::UnknownBid);
 		// The buyer need not take the cheapest.
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1));
+		assert_ok!(accept(BUYER, id, P1));
 
 		// 100 blocks at 8 go into the stream; the other 700 come back.
 		assert_eq!((escrow(BUYER), stream_escrow(BUYER)), (0, 800));
@@ -300,10 +302,7 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 				automatic: false
 			}
 		);
-		assert_noop!(
-			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1),
-			Error::<Test>::OrderNotOpen
-		);
+		assert_noop!(accept(BUYER, id, P1), Error::<Test>::OrderNotOpen);
 		assert_noop!(
 			Market::cancel_order(RuntimeOrigin::signed(BUYER), id),
 			Error::<Test>::OrderNotOpen
@@ -316,13 +315,37 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 }
 
 #[test]
+fn accept_bid_takes_the_bid_only_at_the_price_and_on_the_devices_the_buyer_saw() {
+	ExtBuilder::build_and_execute(|| {
+		let mut manual = terms();
+		manual.auto_accept = false;
+		let id = create(BUYER, manual, 1_500);
+		bid(P1, id, 5);
+		// P1 sees the buyer about to accept at 5, and re-bids at the ceiling in the same block.
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
+		bid(P1, id, 10);
+		assert_noop!(
+			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 5, vec![dev(P1, 0)]),
+			Error::<Test>::BidChanged
+		);
+		assert_noop!(
+			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 10, vec![dev(P1, 1)]),
+			Error::<Test>::BidChanged
+		);
+		assert_eq!(order(id).status, OrderStatus::Open);
+		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 10, vec![dev(P1, 0)]));
+		assert_eq!(leases()[0].price_per_block, 10);
+	});
+}
+
+#[test]
 fn an_open_ended_order_moves_all_its_escrow_into_the_stream() {
 	ExtBuilder::build_and_execute(|| {
 		let mut open = terms();
 		open.duration = None;
 		let id = create(BUYER, open, 5_000);
 		bid(P1, id, 8);
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1));
+		assert_ok!(accept(BUYER, id, P1));
 		assert_eq!((escrow(BUYER), stream_escrow(BUYER)), (0, 5_000));
 		assert_eq!(leases()[0].duration, None);
 	});
@@ -362,7 +385,7 @@ fn ties_go_to_higher_reputation_then_to_the_earlier_bid() {
 }
 
 #[test]
-fn auto_accept_passes_over_a_winner_whose_devices_went_elsewhere() {
+fn auto_accept_drops_a_bid_whose_devices_went_elsewhere_at_its_providers_cost() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);
 		bid(P1, id, 5);
@@ -370,8 +393,56 @@ fn auto_accept_passes_over_a_winner_whose_devices_went_elsewhere() {
 		commit_elsewhere(dev(P1, 0));
 		run_to_block(11);
 		assert_eq!(leases()[0].provider, P2);
-		// The passed-over bid was released like any loser.
+		// The dead bid's collateral is released; its deposit went to the buyer it failed.
 		assert_eq!((locked(P1), bid_deposits(P1)), (0, 0));
+		assert_eq!(free(P1), ENDOWMENT - BID_DEPOSIT);
+		assert!(System::events().iter().any(|r| r.event
+			== RuntimeEvent::Market(Event::BidDropped {
+				order: id,
+				provider: P1,
+				forfeited: BID_DEPOSIT
+			})));
+		// Paid the 100 blocks at 6 from the escrow, and got the deposit.
+		assert_eq!(free(BUYER), ENDOWMENT - 600 + BID_DEPOSIT);
+	});
+}
+
+#[test]
+fn an_order_whose_every_bid_died_expires_and_the_buyer_keeps_their_deposits() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 5);
+		bid(P2, id, 6);
+		commit_elsewhere(dev(P1, 0));
+		commit_elsewhere(dev(P2, 0));
+		run_to_block(11);
+		assert!(Orders::<Test>::get(id).is_none());
+		assert!(leases().is_empty());
+		assert_eq!(free(BUYER), ENDOWMENT + 2 * BID_DEPOSIT);
+		assert_eq!((locked(P1), locked(P2)), (0, 0));
+	});
+}
+
+#[test]
+fn a_provider_has_at_most_max_standing_bids_and_can_withdraw_them_all_at_once() {
+	ExtBuilder::build_and_execute(|| {
+		let orders: Vec<_> = (0..7).map(|_| create(BUYER, terms(), 1_000)).collect();
+		for id in &orders[..6] {
+			bid(P1, *id, 5);
+		}
+		assert_noop!(
+			Market::place_bid(RuntimeOrigin::signed(P1), orders[6], 5, vec![dev(P1, 0)]),
+			Error::<Test>::TooManyStandingBids
+		);
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), orders[0]));
+		bid(P1, orders[6], 5);
+		assert_eq!(StandingBidCount::<Test>::get(P1), 6);
+		// It paused (say): every bid is withdrawn, everything released.
+		let withdrawn = <Market as stint_traits::StandingBids<u64>>::retract_all(&P1);
+		assert_eq!(withdrawn, 6);
+		assert_eq!((locked(P1), bid_deposits(P1), free(P1)), (0, 0, ENDOWMENT));
+		assert!(orders.iter().all(|id| order(*id).bid_count == 0));
+		assert_eq!(StandingBidCount::<Test>::get(P1), 0);
 	});
 }
 
@@ -402,7 +473,7 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 			Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)]),
 			Error::<Test>::BiddingClosed
 		);
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), first, P1));
+		assert_ok!(accept(BUYER, first, P1));
 		run_to_block(11 + ACCEPT_PERIOD);
 		assert!(Orders::<Test>::get(second).is_none());
 		assert_eq!((free(OTHER_BUYER), locked(P2), free(P2)), (ENDOWMENT, 0, ENDOWMENT));

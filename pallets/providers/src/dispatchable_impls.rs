@@ -9,6 +9,7 @@ use alloc::{collections::BTreeSet, vec::Vec};
 use codec::Encode;
 use frame::{prelude::*, traits::Convert};
 use stint_primitives::{is_valid_region, DeviceId, WorkerKey};
+use stint_traits::StandingBids;
 
 /// The bounded name, endpoint and region of a provider, once checked.
 type CheckedInfo<T> = (
@@ -86,6 +87,8 @@ impl<T: Config> Pallet<T> {
 		for gpu in &hardware.gpus {
 			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
 		}
+		// Bids name devices of the old inventory: none of them may win a lease now.
+		T::Bids::retract_all(who);
 		Self::rebind_after_hardware_change(who, &mut record.workers, &hardware);
 		let gpus = hardware.gpus.len() as u32;
 		record.hardware = hardware;
@@ -232,6 +235,7 @@ impl<T: Config> Pallet<T> {
 			ProviderStatus::Exiting { .. } => return Err(Error::<T>::Exiting.into()),
 		}
 		Registry::<T>::insert(who, record);
+		T::Bids::retract_all(who);
 		Self::deposit_event(Event::Paused { provider: who.clone() });
 		Ok(())
 	}
@@ -255,6 +259,7 @@ impl<T: Config> Pallet<T> {
 			frame_system::Pallet::<T>::block_number().saturating_add(T::ExitNotice::get());
 		record.status = ProviderStatus::Exiting { notice_ends };
 		Registry::<T>::insert(who, record);
+		T::Bids::retract_all(who);
 		Self::deposit_event(Event::ExitAnnounced { provider: who.clone(), notice_ends });
 		Ok(())
 	}

@@ -123,6 +123,11 @@ pub mod pallet {
 		#[pallet::constant]
 		type ReputationDecay: Get<Permill>;
 
+		/// The market's standing bids: withdrawn when a provider pauses, announces its exit or
+		/// changes its hardware.
+		#[pallet::no_default]
+		type Bids: stint_traits::StandingBids<Self::AccountId>;
+
 		/// Weights of this pallet's calls.
 		type WeightInfo: WeightInfo;
 	}
@@ -396,9 +401,10 @@ pub mod pallet {
 		}
 
 		/// Replaces the signer's hardware inventory, adjusting the deposit. Refused while any of
-		/// its devices is committed to a lease.
+		/// its devices is committed to a lease. Its standing bids are withdrawn.
 		#[pallet::call_index(2)]
-		#[pallet::weight(T::WeightInfo::update_hardware(hardware.gpus.len() as u32))]
+		#[pallet::weight(T::WeightInfo::update_hardware(hardware.gpus.len() as u32)
+			.saturating_add(<T::Bids as stint_traits::StandingBids<T::AccountId>>::retract_all_weight()))]
 		pub fn update_hardware(origin: OriginFor<T>, hardware: HardwareSpec) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_update_hardware(&who, hardware)
@@ -418,8 +424,11 @@ pub mod pallet {
 			Self::do_rotate_worker_key(&who, from, to, &proof)
 		}
 
-		/// Stops the signer from getting new leases; running leases go on.
+		/// Stops the signer from getting new leases (its standing bids are withdrawn); running
+		/// leases go on.
 		#[pallet::call_index(4)]
+		#[pallet::weight(T::WeightInfo::pause()
+			.saturating_add(<T::Bids as stint_traits::StandingBids<T::AccountId>>::retract_all_weight()))]
 		pub fn pause(origin: OriginFor<T>) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_pause(&who)
@@ -432,9 +441,12 @@ pub mod pallet {
 			Self::do_resume(&who)
 		}
 
-		/// Announces that the signer is leaving: no new leases, and `deregister` becomes possible
-		/// after `ExitNotice` blocks once its running leases have ended.
+		/// Announces that the signer is leaving: no new leases (its standing bids are withdrawn),
+		/// and `deregister` becomes possible after `ExitNotice` blocks once its running leases
+		/// have ended.
 		#[pallet::call_index(6)]
+		#[pallet::weight(T::WeightInfo::announce_exit()
+			.saturating_add(<T::Bids as stint_traits::StandingBids<T::AccountId>>::retract_all_weight()))]
 		pub fn announce_exit(origin: OriginFor<T>) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_announce_exit(&who)

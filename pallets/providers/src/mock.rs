@@ -63,6 +63,28 @@ impl pallet_providers::Config for Test {
 	type MaxEndpointLen = ConstU32<32>;
 	type MaxWorkers = ConstU32<3>;
 	type WorkerAccount = WorkerAccount;
+	type Bids = RecordedBids;
+}
+
+thread_local! {
+	static RETRACTED: core::cell::RefCell<Vec<u64>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// The market as the registry sees it: records whose standing bids were withdrawn.
+pub struct RecordedBids;
+impl stint_traits::StandingBids<u64> for RecordedBids {
+	fn retract_all(provider: &u64) -> u32 {
+		RETRACTED.with(|r| r.borrow_mut().push(*provider));
+		0
+	}
+	fn retract_all_weight() -> Weight {
+		Weight::zero()
+	}
+}
+
+/// The providers whose standing bids were withdrawn, in order.
+pub fn retracted() -> Vec<u64> {
+	RETRACTED.with(|r| r.borrow().clone())
 }
 
 /// A worker key's account in this runtime: its first eight bytes as a number.

@@ -167,6 +167,8 @@ fn update_hardware_moves_the_deposit_and_the_device_owners() {
 		assert_eq!(held(1), DEPOSIT + DEPOSIT_PER_GPU);
 		assert_eq!(DeviceOwners::<Test>::get([1; 32]), None);
 		assert_eq!(DeviceOwners::<Test>::get([4; 32]), Some(1));
+		// Bids name devices of the old inventory: withdrawn at each change.
+		assert_eq!(retracted(), vec![1, 1]);
 		assert_eq!(
 			last_event(),
 			Event::HardwareUpdated { provider: 1, gpus: 1, deposit: DEPOSIT + DEPOSIT_PER_GPU }
@@ -469,6 +471,8 @@ fn pause_and_resume_toggle_whether_the_provider_takes_leases() {
 		assert_ok!(Providers::pause(RuntimeOrigin::signed(1)));
 		assert_eq!(last_event(), Event::Paused { provider: 1 });
 		assert!(!Providers::is_active(&1));
+		// A paused provider's standing bids are withdrawn: none can win a lease it won't serve.
+		assert_eq!(retracted(), vec![1]);
 		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::AlreadyPaused);
 		assert_noop!(
 			Providers::check_offer(&1, &[[1; 32]], &requirements(1)),
@@ -493,6 +497,7 @@ fn exit_takes_notice_and_no_running_lease() {
 			Event::ExitAnnounced { provider: 1, notice_ends: 1 + EXIT_NOTICE }
 		);
 		assert!(!Providers::is_active(&1));
+		assert_eq!(retracted(), vec![1, 1], "withdrawn when pausing, and again when leaving");
 		assert_noop!(Providers::announce_exit(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
 		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
 		assert_noop!(Providers::resume(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);

@@ -22,7 +22,8 @@ fn full_stream<T: Config>(index: u32) -> StreamId {
 	let ed = T::Currency::minimum_balance();
 	let payer = funded::<T>("payer", index);
 	let payee = funded::<T>("payee", index);
-	let id = Pallet::<T>::open(&payer, &payee, ed, ed.saturating_mul(1_000u32.into()), 0).unwrap();
+	let id =
+		Pallet::<T>::open(&payer, &payee, ed, ed.saturating_mul(1_000u32.into()), 0, None).unwrap();
 	Pallet::<T>::start(id).unwrap();
 	for d in 1..T::MaxDepositors::get() {
 		let depositor = funded::<T>("depositor", index * 1_000 + d);

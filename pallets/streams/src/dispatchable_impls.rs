@@ -32,6 +32,11 @@ impl<T: Config> Pallet<T> {
 		let mut stream = Self::open_stream(id)?;
 		ensure!(!amount.is_zero(), Error::<T>::ZeroAmount);
 		Self::settle_stream(id, &mut stream)?;
+		// A capped stream (a fixed-duration lease) already holds all it can ever pay: more would
+		// only sit there, and must never make it pay more than agreed.
+		if let Some(cap) = stream.cap {
+			ensure!(stream.held() < cap.saturating_sub(stream.paid), Error::<T>::FullyFunded);
+		}
 		asset::hold::<T>(who, amount)?;
 		match stream.depositors.iter_mut().find(|d| &d.who == who) {
 			Some(deposit) => {
@@ -47,6 +52,16 @@ impl<T: Config> Pallet<T> {
 
 		let now = frame_system::Pallet::<T>::block_number();
 		let resumed = matches!(stream.status, StreamStatus::Suspended { .. });
+		if resumed {
+			// Resuming pays for at least a grace period: else a payer could keep the payee's
+			// resources waiting, unpaid, with one unit per grace period.
+			let blocks: u128 = stream.grace_period.saturated_into();
+			let mut least = stream.rate.saturating_mul(blocks.saturated_into());
+			if let Some(cap) = stream.cap {
+				least = least.min(cap.saturating_sub(stream.paid));
+			}
+			ensure!(stream.payable() >= least, Error::<T>::TopUpTooSmall);
+		}
 		// A pending stream only grows: it starts charging when its owner starts it.
 		let depletes_at = Self::depletion_block(&stream, now);
 		if stream.status != StreamStatus::Pending {
@@ -91,7 +106,7 @@ impl<T: Config> Pallet<T> {
 		}
 		let elapsed: u128 = now.saturating_sub(stream.settled_at).saturated_into();
 		let elapsed: BalanceOf<T> = elapsed.saturated_into();
-		stream.rate.saturating_mul(elapsed).min(stream.held())
+		stream.rate.saturating_mul(elapsed).min(stream.payable())
 	}
 
 	/// The block the escrow of `stream` runs out at, counting from `from`.
@@ -99,7 +114,7 @@ impl<T: Config> Pallet<T> {
 		stream: &StreamOf<T>,
 		from: BlockNumberFor<T>,
 	) -> BlockNumberFor<T> {
-		let held = stream.held();
+		let held = stream.payable();
 		let rate = stream.rate.max(One::one());
 		let blocks = held / rate + if (held % rate).is_zero() { Zero::zero() } else { One::one() };
 		let blocks: u128 = blocks.saturated_into();

@@ -210,6 +210,11 @@ pub mod pallet {
 		ZeroRate,
 		/// The amount is zero.
 		ZeroAmount,
+		/// The stream already holds all it may ever pay (a fixed-duration lease is paid in
+		/// full from its escrow): nothing more is taken.
+		FullyFunded,
+		/// A top-up that resumes a suspended stream must pay for at least its grace period.
+		TopUpTooSmall,
 		/// The account cannot afford the escrow.
 		InsufficientBalance,
 		/// The stream already has `MaxDepositors` depositors.

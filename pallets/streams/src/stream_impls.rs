@@ -15,6 +15,7 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 		rate: BalanceOf<T>,
 		deposit: BalanceOf<T>,
 		reference: u64,
+		cap: Option<BalanceOf<T>>,
 	) -> Result<StreamId, DispatchError> {
 		ensure!(!rate.is_zero(), Error::<T>::ZeroRate);
 		ensure!(!deposit.is_zero(), Error::<T>::ZeroAmount);
@@ -38,6 +39,7 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 			refunded: Zero::zero(),
 			reference,
 			grace_period: T::GracePeriod::get(),
+			cap,
 		};
 		Records::<T>::insert(id, stream);
 		NextStreamId::<T>::put(id.saturating_add(1));
@@ -103,6 +105,9 @@ impl<T: Config> Pallet<T> {
 					== stream.deposited,
 				"a stream does not conserve money: paid + refunded + held != deposited"
 			);
+			if let Some(cap) = stream.cap {
+				ensure!(stream.paid <= cap, "a stream paid more than its cap");
+			}
 			ensure!(
 				stream.depositors.iter().fold(BalanceOf::<T>::zero(), |s, d| s + d.deposited)
 					== stream.deposited,

@@ -8,8 +8,8 @@ use stint_traits::PaymentStreams;
 
 /// Opens a stream from BUYER to PROVIDER at block 1 and starts it.
 fn open(rate: Balance, deposit: Balance) -> StreamId {
-	let id =
-		<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 42).unwrap();
+	let id = <Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 42, None)
+		.unwrap();
 	<Streams as PaymentStreams<_, _, _>>::start(id).unwrap();
 	id
 }
@@ -17,8 +17,8 @@ fn open(rate: Balance, deposit: Balance) -> StreamId {
 #[test]
 fn a_pending_stream_charges_nothing_until_started() {
 	ExtBuilder::build_and_execute(|| {
-		let id =
-			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42).unwrap();
+		let id = <Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42, None)
+			.unwrap();
 		assert_eq!(stream(id).status, StreamStatus::Pending);
 		assert_eq!(escrow(BUYER), 100);
 		run_to_block(30);
@@ -39,8 +39,8 @@ fn a_pending_stream_charges_nothing_until_started() {
 #[test]
 fn closing_a_pending_stream_refunds_everything() {
 	ExtBuilder::build_and_execute(|| {
-		let id =
-			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42).unwrap();
+		let id = <Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42, None)
+			.unwrap();
 		run_to_block(10);
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::close(id), Ok((0, 100)));
 		assert_eq!(free(BUYER), ENDOWMENT);
@@ -75,10 +75,30 @@ fn open_holds_the_escrow_and_knows_its_depletion_block() {
 }
 
 #[test]
+fn a_capped_stream_never_pays_more_than_its_cap_nor_takes_more_escrow() {
+	ExtBuilder::build_and_execute(|| {
+		// 150 held, but at most 100 may ever be paid (a fixed lease: 10 blocks at 10).
+		let id =
+			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 150, 42, Some(100))
+				.unwrap();
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::start(id), Ok(11));
+		assert_noop!(Streams::top_up(RuntimeOrigin::signed(3), id, 50), Error::<Test>::FullyFunded);
+		run_to_block(11);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::owed(id), Some(0));
+		assert_eq!(stream(id).paid, 100);
+		// Nothing more is charged, however long it stays open; the rest goes back.
+		run_to_block(11 + GRACE + 1);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::remaining(id), None);
+		assert_eq!(stream(id).paid, 100);
+		assert_eq!(free(BUYER), ENDOWMENT - 100);
+	});
+}
+
+#[test]
 fn open_refuses_bad_input() {
 	ExtBuilder::build_and_execute(|| {
 		let open = |rate, deposit| {
-			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 0)
+			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 0, None)
 		};
 		assert_noop!(open(0, 100), Error::<Test>::ZeroRate);
 		assert_noop!(open(1, 0), Error::<Test>::ZeroAmount);
@@ -147,6 +167,11 @@ fn a_top_up_during_grace_resumes_from_that_block() {
 		run_to_block(6);
 		assert!(matches!(stream(id).status, StreamStatus::Suspended { .. }));
 		run_to_block(8);
+		// Too little to pay for a grace period: it would only hold the payee hostage.
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(3), id, 10 * GRACE - 1),
+			Error::<Test>::TopUpTooSmall
+		);
 		// A third party tops up: the stream resumes at block 8, not charging blocks 6 to 8.
 		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 100));
 		assert_eq!(stream(id).status, StreamStatus::Active { depletes_at: 18 });

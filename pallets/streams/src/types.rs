@@ -78,6 +78,9 @@ pub struct Stream<
 	/// Blocks of grace after a depletion: the chain's `GracePeriod` when the stream opened (a
 	/// later change applies to later streams).
 	pub grace_period: BlockNumber,
+	/// The most it may ever pay out, whatever is deposited (a fixed-duration lease: its price
+	/// times its duration). `None`: as long as there is escrow.
+	pub cap: Option<Balance>,
 }
 
 impl<AccountId, Balance, BlockNumber, MaxDepositors>
@@ -92,6 +95,15 @@ where
 	/// The escrow still held for this stream.
 	pub fn held(&self) -> Balance {
 		self.depositors.iter().fold(Zero::zero(), |sum: Balance, d| sum.saturating_add(d.remaining))
+	}
+
+	/// What it may still pay out: the escrow held, or less where the cap is nearer.
+	pub fn payable(&self) -> Balance {
+		let held = self.held();
+		match self.cap {
+			Some(cap) => held.min(cap.saturating_sub(self.paid)),
+			None => held,
+		}
 	}
 }
 

@@ -46,6 +46,26 @@ pub trait ProviderRegistry<AccountId> {
 	fn release_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId);
 }
 
+/// A provider's standing bids, as the registry sees them: a provider that pauses, announces its
+/// exit or changes the hardware it bid with takes them all back, so no bid can win a lease its
+/// provider will not serve.
+pub trait StandingBids<AccountId> {
+	/// Withdraws every standing bid of `provider`, releasing their collateral and deposits.
+	/// Returns how many there were.
+	fn retract_all(provider: &AccountId) -> u32;
+	/// The most [`Self::retract_all`] can cost.
+	fn retract_all_weight() -> Weight;
+}
+
+impl<AccountId> StandingBids<AccountId> for () {
+	fn retract_all(_: &AccountId) -> u32 {
+		0
+	}
+	fn retract_all_weight() -> Weight {
+		Weight::zero()
+	}
+}
+
 /// Where the outcome of every lease is recorded, to build the provider's reputation.
 pub trait ReputationRecorder<AccountId> {
 	/// Records one outcome for `who`.
@@ -110,13 +130,15 @@ pub enum CloseReason {
 pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	/// Opens a pending stream that will pay `rate` per block from `payer` to `payee`, holding
 	/// `deposit` of the payer's balance as escrow now. It charges nothing until [`Self::start`].
-	/// `reference` (e.g. a lease id) comes back in every [`StreamObserver`] notification.
+	/// `reference` (e.g. a lease id) comes back in every [`StreamObserver`] notification. With
+	/// a `cap`, it never pays out more than that in all, whatever is deposited later.
 	fn open(
 		payer: &AccountId,
 		payee: &AccountId,
 		rate: Balance,
 		deposit: Balance,
 		reference: u64,
+		cap: Option<Balance>,
 	) -> Result<StreamId, DispatchError>;
 	/// Starts charging a pending stream from this block. Returns the block its escrow runs out.
 	fn start(id: StreamId) -> Result<BlockNumber, DispatchError>;

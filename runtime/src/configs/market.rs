@@ -43,6 +43,8 @@ impl pallet_market::Config for Runtime {
 	type AcceptPeriod = AcceptPeriod;
 	type MaxTerminationNotice = MaxTerminationNotice;
 	type MaxBidsPerOrder = ConstU32<32>;
+	/// A worker bids on one order per device at a time: 64 covers four machines of 16 GPUs.
+	type MaxStandingBids = ConstU32<64>;
 	/// As many as a provider may register.
 	type MaxGpusPerOrder = ConstU32<16>;
 	type MaxDeadlinesPerBlock = ConstU32<16>;

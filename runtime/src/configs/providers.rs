@@ -37,5 +37,7 @@ impl pallet_providers::Config for Runtime {
 	type MaxWorkers = ConstU32<8>;
 	type WorkerAccount = WorkerAccount;
 	type ReputationDecay = ReputationDecay;
+	/// Pausing, leaving or changing hardware withdraws the provider's standing bids.
+	type Bids = crate::Market;
 	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
 }

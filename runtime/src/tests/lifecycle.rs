@@ -134,6 +134,22 @@ pub(super) fn bid(provider: &AccountId, order: u64, price: Balance, device: Devi
 	));
 }
 
+/// The buyer accepts `provider`'s bid on `order` as it stands.
+pub(super) fn accept(
+	buyer: &AccountId,
+	order: u64,
+	provider: &AccountId,
+) -> frame_support::dispatch::DispatchResult {
+	let bid = pallet_market::Bids::<Runtime>::get(order, provider).expect("the bid");
+	Market::accept_bid(
+		RuntimeOrigin::signed(buyer.clone()),
+		order,
+		provider.clone(),
+		bid.price_per_block,
+		bid.devices.to_vec(),
+	)
+}
+
 pub(super) fn lease_of(order: u64) -> LeaseId {
 	match pallet_market::Orders::<Runtime>::get(order).unwrap().status {
 		OrderStatus::Leased { lease } => lease,
@@ -240,7 +256,7 @@ fn manual_accept_then_the_buyer_closes_early() {
 		bid(&ferdie(), id, STINT, gpu("ferdie", 1));
 		run_to(3);
 		assert_eq!(pallet_market::Orders::<Runtime>::get(id).unwrap().status, OrderStatus::Open);
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), id, ferdie()));
+		assert_ok!(accept(&alice(), id, &ferdie()));
 		let lease = lease_of(id);
 		books.check(0);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(ferdie()), lease));
@@ -270,19 +286,23 @@ fn depletion_grace_top_up_resume_then_termination_for_funds() {
 		run_to(13);
 		assert_eq!(status(lease), LeaseStatus::Suspended);
 		books.check(0);
-		// Bob tops it up during grace: it resumes.
-		assert_ok!(Streams::top_up(RuntimeOrigin::signed(bob()), stream, 5 * STINT));
+		// Bob tops it up during grace, for at least a grace period's worth: it resumes.
+		let grace = <Runtime as pallet_streams::Config>::GracePeriod::get();
+		assert_noop!(
+			Streams::top_up(RuntimeOrigin::signed(bob()), stream, STINT),
+			pallet_streams::Error::<Runtime>::TopUpTooSmall
+		);
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(bob()), stream, grace as u128 * STINT));
 		assert_eq!(status(lease), LeaseStatus::Running);
 		books.check(0);
-		run_to(18);
+		run_to(13 + grace);
 		assert_eq!(status(lease), LeaseStatus::Suspended);
-		let grace = <Runtime as pallet_streams::Config>::GracePeriod::get();
-		run_to(18 + grace);
+		run_to(13 + 2 * grace);
 		assert_eq!(
 			status(lease),
 			LeaseStatus::Terminated { reason: TerminationReason::InsufficientFunds }
 		);
-		assert_eq!(free(&eve()), eve0 + 15 * STINT);
+		assert_eq!(free(&eve()), eve0 + (10 + grace as u128) * STINT);
 		assert_eq!(locked(&eve()), 0);
 		books.check(0);
 	});

@@ -69,6 +69,7 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 	});
 }
 
+mod attacks;
 mod lifecycle;
 mod metadata;
 mod workers;

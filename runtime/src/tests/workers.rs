@@ -3,8 +3,8 @@
 //! changes at run time and that apply to the leases created after the change.
 
 use super::lifecycle::{
-	alice, bob, eve, ferdie, gpu, order, result, run_to, signed, status, terms, AccountId, Books,
-	COLLATERAL,
+	accept, alice, bob, eve, ferdie, gpu, order, result, run_to, signed, status, terms, AccountId,
+	Books, COLLATERAL,
 };
 use crate::{
 	configs::{dynamic_params, RuntimeParameters},
@@ -66,7 +66,7 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 		assert_eq!(Market::bids_of(&eve_worker()).len(), 1);
 		books.check(0);
 
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), id, eve()));
+		assert_ok!(accept(&alice(), id, &eve()));
 		assert!(Market::bids_of(&eve()).is_empty());
 		let lease = super::lifecycle::lease_of(id);
 		let duties = Leases::duties_of(&eve_worker());
@@ -125,7 +125,7 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 			Market::retract_bid(RuntimeOrigin::signed(Keyring::FerdieStash.to_account_id()), id),
 			market_error(pallet_market::Error::UnknownBid)
 		);
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), id, eve()));
+		assert_ok!(accept(&alice(), id, &eve()));
 		let lease = super::lifecycle::lease_of(id);
 		assert_noop!(
 			Leases::ack_lease(RuntimeOrigin::signed(bob()), lease),
@@ -250,7 +250,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 			STINT / 2,
 			vec![gpu("eve", 1)]
 		));
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), id, eve()));
+		assert_ok!(accept(&alice(), id, &eve()));
 		let lease = super::lifecycle::lease_of(id);
 		// The first machine's worker neither sees nor acknowledges the second machine's lease.
 		assert!(Leases::duties_of(&eve_worker()).is_empty());
@@ -306,7 +306,7 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 
 		let before = order(&alice(), terms(None, false, 0), 100 * STINT);
 		super::lifecycle::bid(&eve(), before, STINT / 2, gpu("eve", 0));
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), before, eve()));
+		assert_ok!(accept(&alice(), before, &eve()));
 		let old_lease = super::lifecycle::lease_of(before);
 
 		assert_ok!(set(ack_deadline(5)));
@@ -324,7 +324,7 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 		)));
 		let after = order(&alice(), terms(None, false, 0), 100 * STINT);
 		super::lifecycle::bid(&ferdie(), after, STINT / 2, gpu("ferdie", 0));
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(alice()), after, ferdie()));
+		assert_ok!(accept(&alice(), after, &ferdie()));
 		let new_lease = super::lifecycle::lease_of(after);
 
 		let lease = |id| pallet_leases::Leases::<Runtime>::get(id).unwrap();

@@ -1,0 +1,215 @@
+//! The market tried as an attacker would, on the real runtime with every Stint pallet: each test
+//! is named after an attack, and shows the attacker gains nothing and the victim loses nothing.
+//! After every step all pallets' `try_state` holds and money is conserved (`Books`).
+
+use super::lifecycle::{
+	alice, bob, eve, ferdie, free, gpu, lease_of, locked, order, result, run_to, signed, status,
+	terms, AccountId, Books, COLLATERAL,
+};
+use crate::{
+	genesis_config_presets::tests::build, Bonds, Leases, Market, Providers, Runtime, RuntimeOrigin,
+	Streams, STINT,
+};
+use frame_support::{assert_noop, assert_ok};
+use pallet_leases::{LeaseStatus, TerminationReason};
+use pallet_providers::{HardwareSpec, ProviderInfo};
+use polkadot_sdk::{
+	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
+};
+use stint_primitives::{
+	ComputeCapability, GpuDevice, GpuInterface, GpuVendor, Outcome, ReportKind,
+};
+
+fn bid_deposit() -> crate::Balance {
+	<Runtime as pallet_market::Config>::BidDeposit::get()
+}
+
+fn market_error(e: pallet_market::Error<Runtime>) -> sp_runtime::DispatchError {
+	e.into()
+}
+
+/// Registers `who` as a provider of one H100 whose worker key is `worker`, with the least bond.
+fn register(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId {
+	use codec::Encode;
+	let account = who.to_account_id();
+	let device = stint_primitives::device_id(&format!("GPU-sybil-{account}"));
+	let hardware = HardwareSpec {
+		gpus: vec![GpuDevice {
+			vendor: GpuVendor::Nvidia,
+			model: b"NVIDIA H100 80GB HBM3".to_vec().try_into().unwrap(),
+			vram_mib: 81_559,
+			compute_capability: ComputeCapability { major: 9, minor: 0 },
+			cuda_driver_version: 13_000,
+			interface: GpuInterface::Sxm,
+			uuid_hash: device,
+		}],
+		cpu_cores: 8,
+		ram_mib: 65_536,
+		disk_gib: 100,
+	};
+	let info =
+		ProviderInfo { name: b"sybil".to_vec(), endpoint: b"http://x".to_vec(), region: *b"DE" };
+	let consent = worker.pair().sign(&stint_primitives::worker_proof_payload(&account.encode()));
+	assert_ok!(Providers::register(
+		RuntimeOrigin::signed(account.clone()),
+		info,
+		worker.public(),
+		hardware,
+		consent
+	));
+	assert_ok!(Bonds::bond(RuntimeOrigin::signed(account), 100 * STINT));
+	device
+}
+
+fn place(provider: &AccountId, order: u64, price: crate::Balance, device: [u8; 32]) {
+	assert_ok!(Market::place_bid(
+		RuntimeOrigin::signed(provider.clone()),
+		order,
+		price,
+		vec![device]
+	));
+}
+
+#[test]
+fn declining_an_unacknowledged_lease_to_void_the_order_costs_a_no_show() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (alice0, eve0) = (free(&alice()), free(&eve()));
+		// Eve bids the least possible on an order that asks no notice, wins it, and walks away
+		// before acknowledging: the order is gone, the other bids were released.
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		place(&eve(), id, 1, gpu("eve", 0));
+		place(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), lease));
+		assert_eq!(status(lease), LeaseStatus::Terminated { reason: TerminationReason::NoShow });
+		// It cost Eve her collateral, as a no-show does: half to Alice, the rest burnt.
+		assert_eq!(locked(&eve()), 0);
+		assert_eq!(free(&alice()), alice0 + COLLATERAL / 2);
+		assert_eq!(free(&eve()), eve0);
+		let bond = pallet_bonds::Ledgers::<Runtime>::get(eve()).unwrap();
+		assert_eq!(bond.active, crate::genesis_config_presets::EXAMPLE_PROVIDER_BOND - COLLATERAL);
+		let record = pallet_providers::Registry::<Runtime>::get(eve()).unwrap();
+		assert_eq!(record.reputation.no_shows, 1, "recorded as {:?}", Outcome::NoShow);
+		books.check(COLLATERAL / 2);
+	});
+}
+
+#[test]
+fn re_bidding_at_the_ceiling_under_the_buyers_accept_is_refused() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let id = order(&alice(), terms(Some(100), false, 0), 100 * STINT);
+		place(&eve(), id, STINT / 2, gpu("eve", 0));
+		// Alice accepts at 0.5; in the same block, before her transaction, Eve re-bids at 1.
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(eve()), id));
+		place(&eve(), id, STINT, gpu("eve", 0));
+		assert_noop!(
+			Market::accept_bid(
+				RuntimeOrigin::signed(alice()),
+				id,
+				eve(),
+				STINT / 2,
+				vec![gpu("eve", 0)]
+			),
+			market_error(pallet_market::Error::BidChanged)
+		);
+		books.check(0);
+	});
+}
+
+#[test]
+fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (alice0, bob0, eve0) = (free(&alice()), free(&bob()), free(&eve()));
+		let id = order(&alice(), terms(Some(10), true, 0), 10 * STINT);
+		place(&eve(), id, STINT, gpu("eve", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
+		let fully = || pallet_streams::Error::<Runtime>::FullyFunded;
+		// Before its end and after it, while the result is still awaited: nothing more is taken.
+		assert_noop!(Streams::top_up(RuntimeOrigin::signed(bob()), stream, STINT), fully());
+		run_to(13);
+		assert_noop!(Streams::top_up(RuntimeOrigin::signed(alice()), stream, STINT), fully());
+		run_to(14);
+		let c = result(0);
+		assert_ok!(Leases::submit_result(
+			RuntimeOrigin::signed(bob()),
+			lease,
+			c,
+			signed(lease, ReportKind::Final, &c)
+		));
+		assert_eq!(status(lease), LeaseStatus::Completed);
+		assert_eq!(free(&alice()), alice0 - 10 * STINT);
+		assert_eq!(free(&eve()), eve0 + 10 * STINT);
+		assert_eq!(free(&bob()), bob0);
+		books.check(0);
+	});
+}
+
+#[test]
+fn a_paused_or_leaving_providers_bids_cannot_win_a_lease() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let first = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		let second = order(&bob(), terms(Some(100), true, 0), 100 * STINT);
+		place(&eve(), first, STINT / 10, gpu("eve", 0));
+		place(&ferdie(), first, STINT / 2, gpu("ferdie", 0));
+		place(&ferdie(), second, STINT / 10, gpu("ferdie", 1));
+		place(&eve(), second, STINT / 2, gpu("eve", 1));
+		// Eve pauses and Ferdie announces its exit: their standing bids go at once.
+		assert_ok!(Providers::pause(RuntimeOrigin::signed(eve())));
+		assert!(!pallet_market::Bids::<Runtime>::contains_key(first, eve()));
+		assert!(!pallet_market::Bids::<Runtime>::contains_key(second, eve()));
+		assert_eq!(locked(&eve()), 0);
+		assert_ok!(Providers::announce_exit(RuntimeOrigin::signed(ferdie())));
+		assert_eq!(locked(&ferdie()), 0);
+		books.check(0);
+		run_to(3);
+		// Nobody left to serve them: both orders expired, their escrow refunded.
+		assert!(pallet_market::Orders::<Runtime>::get(first).is_none());
+		assert!(pallet_market::Orders::<Runtime>::get(second).is_none());
+		assert!(Leases::leases_of(&eve()).is_empty() && Leases::leases_of(&ferdie()).is_empty());
+		books.check(0);
+	});
+}
+
+#[test]
+fn sybil_bids_that_cannot_be_honoured_do_not_use_up_the_auto_accept() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let sybils = [
+			(Keyring::Bob, Keyring::BobStash),
+			(Keyring::Charlie, Keyring::CharlieStash),
+			(Keyring::Dave, Keyring::DaveStash),
+		];
+		let devices: Vec<_> = sybils.iter().map(|(who, worker)| register(who, worker)).collect();
+		let books = Books::open();
+		let alice0 = free(&alice());
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		// Three sybils underbid the honest provider by far...
+		for ((who, _), device) in sybils.iter().zip(&devices) {
+			place(&who.to_account_id(), id, 1, *device);
+		}
+		place(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
+		// ...then make their bids impossible to honour before the window closes.
+		for (who, worker) in &sybils {
+			assert_ok!(Providers::unbind_worker(
+				RuntimeOrigin::signed(who.to_account_id()),
+				worker.public()
+			));
+		}
+		run_to(3);
+		// The honest bid won; the sybils' deposits paid Alice for the trouble.
+		let lease = lease_of(id);
+		assert_eq!(pallet_leases::Leases::<Runtime>::get(lease).unwrap().provider, ferdie());
+		assert_eq!(free(&alice()), alice0 - 50 * STINT + 3 * bid_deposit());
+		for (who, _) in &sybils {
+			assert_eq!(locked(&who.to_account_id()), 0);
+		}
+		books.check(0);
+	});
+}
