@@ -272,8 +272,12 @@ pub fn provider(who: &AccountId, p: &ProviderRecord, as_json: bool) {
 	}
 	println!("active leases    {}", p.active_leases);
 	println!(
-		"record           {} completed, {} failed, {} slashed, {} no-shows",
-		p.reputation.completed, p.reputation.failed, p.reputation.slashed, p.reputation.no_shows
+		"record           {} completed, {} failed, {} slashed, {} no-shows, {} objected to",
+		p.reputation.completed,
+		p.reputation.failed,
+		p.reputation.slashed,
+		p.reputation.no_shows,
+		p.reputation.objected
 	);
 	for g in gpus {
 		println!("gpu              {} {} MiB  {}", text(&g.model), g.vram_mib, hex(&g.uuid_hash));

@@ -103,6 +103,9 @@ pub enum Outcome {
 	Slashed,
 	/// The provider never acknowledged the lease.
 	NoShow,
+	/// The buyer objected to a result that ended the lease early: counted as a failed delivery
+	/// (no slash: nothing is proven).
+	Objected,
 }
 
 #[cfg(test)]

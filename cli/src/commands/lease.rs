@@ -1,4 +1,5 @@
-//! `stint lease`: list, show, acknowledge, close, give notice, terminate, and read the logs.
+//! `stint lease`: list, show, acknowledge, close, give notice, terminate, settle the verdict on
+//! an early result, and read the logs.
 
 use std::{io::Read, time::Duration};
 
@@ -32,6 +33,13 @@ pub enum LeaseCmd {
 	Notice { lease: u64 },
 	/// The provider ends the lease (slashed unless notice was served).
 	Terminate { lease: u64 },
+	/// The buyer accepts a result that ended the lease early: it counts for the provider now.
+	AcceptResult { lease: u64 },
+	/// The buyer objects to a result that ended the lease early (within the objection window):
+	/// the provider's reputation records a failed delivery.
+	Object { lease: u64 },
+	/// Anyone records an early result once its objection window passed without an objection.
+	ConfirmResult { lease: u64 },
 	/// The job's output on stdout and stderr, from its provider, asking as the buyer (`--key`).
 	/// Once the lease has its result, the logs are checked against the signed receipt.
 	Logs {
@@ -72,6 +80,15 @@ pub async fn run(ctx: &Ctx, cmd: &LeaseCmd) -> Outcome {
 		}
 		LeaseCmd::Terminate { lease } => {
 			ctx.send(&tx.leases().terminate(*lease)).await?;
+		}
+		LeaseCmd::AcceptResult { lease } => {
+			ctx.send(&tx.leases().accept_result(*lease)).await?;
+		}
+		LeaseCmd::Object { lease } => {
+			ctx.send(&tx.leases().object_to_result(*lease)).await?;
+		}
+		LeaseCmd::ConfirmResult { lease } => {
+			ctx.send(&tx.leases().confirm_result(*lease)).await?;
 		}
 		LeaseCmd::Logs { lease, follow } => logs(ctx, *lease, *follow).await?,
 	}

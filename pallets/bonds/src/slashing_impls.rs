@@ -55,7 +55,10 @@ impl<T: Config> Slashing<T::AccountId, BalanceOf<T>> for Pallet<T> {
 			left.saturating_reduce(take);
 		}
 		ledger.unlocking.retain(|chunk| !chunk.value.is_zero());
-		ledger.locked = ledger.locked.min(ledger.active);
+		// `locked` stays the sum of the collateral that bids and leases claim, even when a slash
+		// leaves less bonded than that: nothing is free (to unbond or to bid with) until enough
+		// of those claims end or the provider bonds more, so no lease's backing can be released
+		// by another's end.
 		let slashed = amount.saturating_sub(left);
 		if slashed.is_zero() {
 			return Zero::zero();

@@ -226,23 +226,48 @@ fn unbonding_does_not_escape_a_slash() {
 }
 
 #[test]
-fn slash_beyond_the_bond_takes_everything_and_shrinks_the_lock() {
+fn slash_beyond_the_bond_takes_everything_and_keeps_the_claims() {
 	ExtBuilder::default().build_and_execute(|| {
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
 		assert_ok!(Bonds::lock_collateral(&1, 800));
 		let slashed = Bonds::slash(&1, 500, Some(&99), None, SlashReason::NoShow);
 		assert_eq!(slashed, 500);
-		assert_eq!(ledger(1).locked, 500, "the lock never exceeds the active bond");
+		assert_eq!(ledger(1).locked, 800, "the leases still claim what they claimed");
+		assert_eq!(Bonds::free_bond(&1), 0);
 		assert_eq!(free(99), 250, "a new account can receive the buyer share");
 
 		let money = money_everywhere();
 		assert_eq!(Bonds::slash(&1, 10_000, Some(&2), Some(&3), SlashReason::MissedResult), 500);
-		assert!(Ledgers::<Test>::get(1).is_none());
+		assert_eq!((ledger(1).active, ledger(1).locked), (0, 800));
 		assert_eq!(held(1), 0);
+		// Once the leases end, the empty ledger goes.
+		Bonds::unlock_collateral(&1, 800);
+		assert!(Ledgers::<Test>::get(1).is_none());
 		assert_eq!(money_everywhere(), money - 200);
 		// Nothing left to slash, and no bond at all: nothing happens.
 		assert_eq!(Bonds::slash(&1, 1, None, None, SlashReason::NoShow), 0);
 		assert_eq!(Bonds::slash(&4, 1, None, None, SlashReason::NoShow), 0);
+	});
+}
+
+#[test]
+fn a_slash_below_the_locked_collateral_never_frees_what_backs_a_live_lease() {
+	ExtBuilder::default().build_and_execute(|| {
+		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
+		// Two leases, 400 each.
+		assert_ok!(Bonds::lock_collateral(&1, 400));
+		assert_ok!(Bonds::lock_collateral(&1, 400));
+		assert_ok!(Bonds::force_slash(RuntimeOrigin::root(), 1, 500, None));
+		assert_eq!(Bonds::free_bond(&1), 0);
+		assert_noop!(Bonds::lock_collateral(&1, 1), Error::<Test>::InsufficientFreeBond);
+		// The first lease ends. Today's code had cut the lock to 500 at the slash, so this
+		// unlock left 100 locked and 400 free: the provider could unbond what backs the second.
+		Bonds::unlock_collateral(&1, 400);
+		assert_eq!((ledger(1).active, ledger(1).locked, Bonds::free_bond(&1)), (500, 400, 100));
+		assert_noop!(Bonds::unbond(RuntimeOrigin::signed(1), 101), Error::<Test>::CollateralLocked);
+		// Bonding more frees it again.
+		assert_ok!(Bonds::bond_more(RuntimeOrigin::signed(1), 300));
+		assert_eq!(Bonds::free_bond(&1), 400);
 	});
 }
 

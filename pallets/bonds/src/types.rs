@@ -44,7 +44,8 @@ pub struct BondLedger<
 	pub active: Balance,
 	/// Unbonding, oldest first.
 	pub unlocking: BoundedVec<UnlockChunk<Balance, BlockNumber>, MaxChunks>,
-	/// Part of `active` locked as collateral for running leases.
+	/// The collateral claimed by standing bids and running leases. It is part of `active`,
+	/// except after a slash that cut below it: then it exceeds `active` and nothing is free.
 	pub locked: Balance,
 }
 
@@ -65,7 +66,7 @@ where
 		self.unlocking.iter().fold(self.active, |sum, chunk| sum.saturating_add(chunk.value))
 	}
 
-	/// The active bond that is not locked.
+	/// The active bond that no bid or lease claims.
 	pub fn free(&self) -> Balance {
 		self.active.saturating_sub(self.locked)
 	}

@@ -71,6 +71,16 @@ fn status<T: Config>(id: LeaseId) -> LeaseStatus {
 	Leases::<T>::get(id).unwrap().status
 }
 
+/// Ends a fixed lease early, so that its outcome waits for a verdict.
+fn early_result<T: Config>() -> Setup<T> {
+	let setup = running::<T>(Some(100), 0);
+	advance::<T>(10u32.into());
+	let (commitment, signature) = signed(&setup, ReportKind::Final);
+	Pallet::<T>::do_submit_result(setup.lease, commitment, signature).unwrap();
+	assert!(PendingVerdicts::<T>::contains_key(setup.lease));
+	setup
+}
+
 #[benchmarks]
 mod benches {
 	use super::*;
@@ -148,6 +158,32 @@ mod benches {
 		#[extrinsic_call]
 		_(RawOrigin::Signed(reporter), setup.lease);
 		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
+	}
+
+	#[benchmark]
+	fn accept_result() {
+		let setup = early_result::<T>();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease);
+		assert!(!PendingVerdicts::<T>::contains_key(setup.lease));
+	}
+
+	#[benchmark]
+	fn object_to_result() {
+		let setup = early_result::<T>();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease);
+		assert!(!PendingVerdicts::<T>::contains_key(setup.lease));
+	}
+
+	#[benchmark]
+	fn confirm_result() {
+		let setup = early_result::<T>();
+		advance::<T>(T::ObjectionWindow::get().saturating_add(One::one()));
+		let caller: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(caller), setup.lease);
+		assert!(!PendingVerdicts::<T>::contains_key(setup.lease));
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);

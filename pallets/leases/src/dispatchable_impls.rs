@@ -1,7 +1,8 @@
 //! What each call does.
 
 use crate::{
-	Config, Error, Event, LeaseOf, LeaseStatus, Leases, Pallet, TerminationReason, WorkerSignature,
+	Config, Error, Event, LeaseOf, LeaseStatus, Leases, Pallet, PendingVerdict, PendingVerdicts,
+	TerminationReason, WorkerSignature,
 };
 use frame::prelude::*;
 use stint_primitives::{LeaseId, Outcome, ReportKind, ResultCommitment, SlashReason};
@@ -38,18 +39,68 @@ impl<T: Config> Pallet<T> {
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
 		Self::verify(id, &lease, ReportKind::Final, &commitment, &signature)?;
 
+		let now = Self::now();
+		// Early: before a fixed lease's end, or an open-ended lease's served notice. Until
+		// results can be checked, such a result could be a free exit: its outcome waits for
+		// the buyer (or the objection window) before it counts.
+		let early = match lease.ends_at {
+			Some(ends_at) => now < ends_at,
+			None => !lease.notice_ends_at.is_some_and(|at| at <= now),
+		};
+
 		Self::close_stream(&lease)?;
 		let (status, outcome) = if commitment.succeeded() {
 			(LeaseStatus::Completed, Outcome::Completed)
 		} else {
 			(LeaseStatus::Failed, Outcome::Failed)
 		};
+		let weight = Self::delivered(&lease);
 		lease.result = Some(commitment);
 		Self::end(id, &mut lease, status);
-		T::Reputation::record(&lease.provider, outcome);
-		Leases::<T>::insert(id, lease);
+		Leases::<T>::insert(id, &lease);
 		Self::deposit_event(Event::ResultSubmitted { lease: id, commitment, status });
+		if early {
+			let objections_until = now.saturating_add(T::ObjectionWindow::get());
+			PendingVerdicts::<T>::insert(id, PendingVerdict { outcome, weight, objections_until });
+			Self::deposit_event(Event::VerdictPending { lease: id, outcome, objections_until });
+		} else {
+			T::Reputation::record(&lease.provider, outcome, weight);
+		}
 		Ok(())
+	}
+
+	pub(crate) fn do_accept_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let lease = Self::lease(id)?;
+		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
+		let verdict = PendingVerdicts::<T>::take(id).ok_or(Error::<T>::NoPendingVerdict)?;
+		Self::record_verdict(id, &lease, verdict.outcome, verdict.weight);
+		Ok(())
+	}
+
+	pub(crate) fn do_object_to_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+		let lease = Self::lease(id)?;
+		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
+		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
+		ensure!(Self::now() <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
+		PendingVerdicts::<T>::remove(id);
+		// Weighted as the result would have been: an objection to a lease that delivered
+		// little (a job that exited at once) weighs little, so buyers cannot grief cheaply.
+		Self::record_verdict(id, &lease, Outcome::Objected, verdict.weight);
+		Ok(())
+	}
+
+	pub(crate) fn do_confirm_result(id: LeaseId) -> DispatchResult {
+		let lease = Self::lease(id)?;
+		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
+		ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
+		PendingVerdicts::<T>::remove(id);
+		Self::record_verdict(id, &lease, verdict.outcome, verdict.weight);
+		Ok(())
+	}
+
+	fn record_verdict(id: LeaseId, lease: &LeaseOf<T>, outcome: Outcome, weight: Permill) {
+		T::Reputation::record(&lease.provider, outcome, weight);
+		Self::deposit_event(Event::VerdictRecorded { lease: id, outcome });
 	}
 
 	pub(crate) fn do_checkpoint(

@@ -157,6 +157,22 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
+	/// How much of a full outcome `lease` counts for its provider's reputation: the lesser of the
+	/// share of `FullCreditBlocks` it ran and the share of `FullCreditPayment` it paid. Read
+	/// after its stream closed, so that the payment is final.
+	pub(crate) fn delivered(lease: &LeaseOf<T>) -> Permill {
+		let Some(started_at) = lease.started_at else { return Permill::zero() };
+		let ran = Self::now().saturating_sub(started_at);
+		let by_time = Permill::from_rational(
+			ran.min(T::FullCreditBlocks::get()),
+			T::FullCreditBlocks::get().max(One::one()),
+		);
+		let paid = T::Streams::paid(lease.stream).unwrap_or_default();
+		let full = T::FullCreditPayment::get().max(One::one());
+		let by_payment = Permill::from_rational(paid.min(full), full);
+		by_time.min(by_payment)
+	}
+
 	/// Ends a live lease: its devices and collateral are released and it leaves the provider's
 	/// live index. Does not store the lease.
 	pub(crate) fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
@@ -175,8 +191,7 @@ impl<T: Config> Pallet<T> {
 		reason: TerminationReason,
 		slash: Option<(SlashReason, Option<&T::AccountId>)>,
 	) -> DispatchResult {
-		// Unlock first: a slash caps the locked amount at what is left of the bond, so unlocking
-		// after it would release collateral that backs the provider's other leases and bids.
+		let delivered = Self::delivered(lease);
 		Self::end(id, lease, LeaseStatus::Terminated { reason });
 		let slashed = match slash {
 			Some((why, reporter)) => {
@@ -189,13 +204,15 @@ impl<T: Config> Pallet<T> {
 				);
 				let outcome =
 					if why == SlashReason::NoShow { Outcome::NoShow } else { Outcome::Slashed };
-				T::Reputation::record(&lease.provider, outcome);
+				// A fault counts in full, however little the lease ran.
+				T::Reputation::record(&lease.provider, outcome, Permill::one());
 				slashed
 			}
 			None => {
-				// No fault: a lease that ran counts as served.
+				// No fault: a lease that ran counts as served, as far as it delivered (one
+				// accepted, acknowledged and closed in a block counts for nothing).
 				if lease.started_at.is_some() {
-					T::Reputation::record(&lease.provider, Outcome::Completed);
+					T::Reputation::record(&lease.provider, Outcome::Completed, delivered);
 				}
 				Zero::zero()
 			}

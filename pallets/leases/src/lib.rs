@@ -22,7 +22,7 @@ pub use weights::WeightInfo;
 use frame::prelude::*;
 #[cfg(feature = "runtime-benchmarks")]
 use stint_primitives::WorkerKey;
-use stint_primitives::{LeaseId, ResultCommitment};
+use stint_primitives::{LeaseId, Outcome, ResultCommitment};
 
 /// A worker's signature over a [`stint_primitives::Report`].
 pub type WorkerSignature = frame::deps::sp_core::sr25519::Signature;
@@ -123,6 +123,24 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxGpusPerLease: Get<u32>;
 
+		/// Blocks a lease must run to count fully toward its provider's reputation; a shorter
+		/// one counts in proportion.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type FullCreditBlocks: Get<BlockNumberFor<Self>>;
+
+		/// What a lease must pay to count fully toward its provider's reputation; one that paid
+		/// less counts in proportion (the lesser of the two proportions applies).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type FullCreditPayment: Get<Self::Balance>;
+
+		/// Blocks the buyer has to accept or object to a result that ended its lease early,
+		/// before it counts toward the provider's reputation by itself.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type ObjectionWindow: Get<BlockNumberFor<Self>>;
+
 		/// Weights of this pallet's calls.
 		type WeightInfo: WeightInfo;
 
@@ -139,6 +157,12 @@ pub mod pallet {
 	/// The id the next lease gets.
 	#[pallet::storage]
 	pub type NextLeaseId<T: Config> = StorageValue<_, LeaseId, ValueQuery>;
+
+	/// Outcomes of leases ended early by their provider's result, waiting for the buyer to
+	/// accept or object, or for the objection window to pass.
+	#[pallet::storage]
+	pub type PendingVerdicts<T: Config> =
+		StorageMap<_, Blake2_128Concat, LeaseId, PendingVerdictOf<T>, OptionQuery>;
 
 	/// The live leases of each provider: what its worker must be running.
 	#[pallet::storage]
@@ -214,6 +238,23 @@ pub mod pallet {
 			/// The lease.
 			lease: LeaseId,
 		},
+		/// A result ended the lease early: it counts toward the provider's reputation once the
+		/// buyer accepts it, or when the objection window passes without an objection.
+		VerdictPending {
+			/// The lease.
+			lease: LeaseId,
+			/// What will be recorded.
+			outcome: Outcome,
+			/// The last block in which the buyer may object.
+			objections_until: BlockNumberFor<T>,
+		},
+		/// An early result's outcome was recorded for the provider's reputation.
+		VerdictRecorded {
+			/// The lease.
+			lease: LeaseId,
+			/// What was recorded: the provider's outcome, or `Objected`.
+			outcome: Outcome,
+		},
 		/// The lease ended without a result.
 		Terminated {
 			/// The lease.
@@ -265,6 +306,12 @@ pub mod pallet {
 		TooManyDevices,
 		/// A provider cannot report its own lease.
 		SelfReport,
+		/// No early result of this lease waits for a verdict.
+		NoPendingVerdict,
+		/// The objection window is over: the outcome stands.
+		ObjectionWindowClosed,
+		/// The objection window is still open: only the buyer may settle the verdict now.
+		ObjectionWindowOpen,
 	}
 
 	#[pallet::hooks]
@@ -363,6 +410,30 @@ pub mod pallet {
 		pub fn report_missed_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_report_missed(&who, lease)
+		}
+
+		/// The buyer accepts the result that ended `lease` early: its outcome counts toward the
+		/// provider's reputation now.
+		#[pallet::call_index(8)]
+		pub fn accept_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_accept_result(&who, lease)
+		}
+
+		/// The buyer objects, within the objection window, to the result that ended `lease`
+		/// early: the provider's reputation records a failed delivery instead (no slash).
+		#[pallet::call_index(9)]
+		pub fn object_to_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_object_to_result(&who, lease)
+		}
+
+		/// Anyone records the outcome of an early result whose objection window passed without
+		/// an objection (the provider has reason to).
+		#[pallet::call_index(10)]
+		pub fn confirm_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			ensure_signed(origin)?;
+			Self::do_confirm_result(lease)
 		}
 	}
 }

@@ -63,6 +63,10 @@ pub const GRACE: u64 = 5;
 pub const ACK_DEADLINE: u64 = 5;
 pub const RESULT_GRACE: u64 = 10;
 pub const CHECKPOINT_INTERVAL: u64 = 20;
+/// A lease counts fully toward reputation after 20 blocks and 100 paid.
+pub const FULL_CREDIT_BLOCKS: u64 = 20;
+pub const FULL_CREDIT_PAYMENT: Balance = 100;
+pub const OBJECTION_WINDOW: u64 = 10;
 
 #[derive_impl(pallet_streams::config_preludes::TestDefaultConfig)]
 impl pallet_streams::Config for Test {
@@ -106,7 +110,7 @@ pub type SlashRecord = (u64, Balance, Option<u64>, Option<u64>, SlashReason);
 
 thread_local! {
 	static SLASHED: RefCell<Vec<SlashRecord>> = RefCell::new(Vec::new());
-	static OUTCOMES: RefCell<Vec<(u64, Outcome)>> = RefCell::new(Vec::new());
+	static OUTCOMES: RefCell<Vec<(u64, Outcome, Permill)>> = RefCell::new(Vec::new());
 	static WORKER_KEYS: RefCell<BTreeMap<u64, stint_primitives::WorkerKey>> =
 		RefCell::new(BTreeMap::new());
 }
@@ -124,6 +128,11 @@ pub fn slashes() -> Vec<SlashRecord> {
 	SLASHED.with(|s| s.borrow().clone())
 }
 pub fn outcomes() -> Vec<(u64, Outcome)> {
+	OUTCOMES.with(|o| o.borrow().iter().map(|(who, outcome, _)| (*who, *outcome)).collect())
+}
+
+/// The outcomes recorded, with how much of a full one each counted.
+pub fn weighted_outcomes() -> Vec<(u64, Outcome, Permill)> {
 	OUTCOMES.with(|o| o.borrow().clone())
 }
 pub fn committed(device: DeviceId) -> Option<LeaseId> {
@@ -226,8 +235,8 @@ impl Slashing<u64, Balance> for FakeBonds {
 
 pub struct FakeReputation;
 impl ReputationRecorder<u64> for FakeReputation {
-	fn record(who: &u64, outcome: Outcome) {
-		OUTCOMES.with(|o| o.borrow_mut().push((*who, outcome)));
+	fn record(who: &u64, outcome: Outcome, weight: Permill) {
+		OUTCOMES.with(|o| o.borrow_mut().push((*who, outcome, weight)));
 	}
 }
 
@@ -243,6 +252,9 @@ impl pallet_leases::Config for Test {
 	type ResultGrace = ConstU64<RESULT_GRACE>;
 	type CheckpointInterval = ConstU64<CHECKPOINT_INTERVAL>;
 	type MaxGpusPerLease = ConstU32<4>;
+	type FullCreditBlocks = ConstU64<FULL_CREDIT_BLOCKS>;
+	type FullCreditPayment = ConstU64<FULL_CREDIT_PAYMENT>;
+	type ObjectionWindow = ConstU64<OBJECTION_WINDOW>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = FakeProviders;
 }

@@ -182,15 +182,22 @@ fn a_signed_result_pays_to_its_block_and_refunds_the_rest() {
 			(l.status, l.result, l.ended_at),
 			(LeaseStatus::Completed, Some(commitment(0)), Some(41))
 		);
-		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed)]);
+		// Before the lease's end: the outcome waits for the buyer's verdict.
+		assert!(outcomes().is_empty());
 		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
 		assert!(!LiveLeases::<Test>::contains_key(PROVIDER, id));
-		assert_eq!(
-			last_event(),
-			Event::ResultSubmitted {
+		assert!(System::events().iter().any(|r| r.event
+			== RuntimeEvent::Leases(Event::ResultSubmitted {
 				lease: id,
 				commitment: commitment(0),
 				status: LeaseStatus::Completed
+			})));
+		assert_eq!(
+			last_event(),
+			Event::VerdictPending {
+				lease: id,
+				outcome: Outcome::Completed,
+				objections_until: 41 + OBJECTION_WINDOW
 			}
 		);
 		// Once is enough.
@@ -203,6 +210,7 @@ fn a_non_zero_exit_code_is_a_failure() {
 	ExtBuilder::build_and_execute(|| {
 		let id = new_lease(10, 1_000, Some(100), 0);
 		ack(id);
+		run_to_block(101);
 		assert_ok!(submit(id, commitment(137)));
 		assert_eq!(lease(id).status, LeaseStatus::Failed);
 		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Failed)]);
@@ -549,5 +557,92 @@ fn try_state_catches_a_lease_missing_from_the_live_index() {
 		let id = new_lease(10, 1_000, Some(100), 0);
 		LiveLeases::<Test>::remove(PROVIDER, id);
 		assert!(Leases::do_try_state().is_err());
+	});
+}
+
+#[test]
+fn an_early_result_counts_once_the_buyer_accepts_or_the_window_passes() {
+	ExtBuilder::build_and_execute(|| {
+		// One lease at a time on the provider's device: each ends before the next starts.
+		let accepted = new_lease(10, 1_000, Some(100), 0);
+		ack(accepted);
+		run_to_block(31);
+		assert_ok!(submit(accepted, commitment(0)));
+		let confirmed = new_lease(10, 1_000, Some(100), 0);
+		ack(confirmed);
+		run_to_block(61);
+		assert_ok!(submit(confirmed, commitment(0)));
+		assert!(outcomes().is_empty(), "an early result is not a free exit");
+		assert_noop!(
+			Leases::accept_result(RuntimeOrigin::signed(STRANGER), accepted),
+			Error::<Test>::NotBuyer
+		);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(BUYER), accepted));
+		assert_eq!(weighted_outcomes(), vec![(PROVIDER, Outcome::Completed, Permill::one())]);
+		assert_noop!(
+			Leases::accept_result(RuntimeOrigin::signed(BUYER), accepted),
+			Error::<Test>::NoPendingVerdict
+		);
+		// Nobody can settle the other before its window passes; then anyone can.
+		assert_noop!(
+			Leases::confirm_result(RuntimeOrigin::signed(STRANGER), confirmed),
+			Error::<Test>::ObjectionWindowOpen
+		);
+		run_to_block(61 + OBJECTION_WINDOW + 1);
+		assert_noop!(
+			Leases::object_to_result(RuntimeOrigin::signed(BUYER), confirmed),
+			Error::<Test>::ObjectionWindowClosed
+		);
+		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), confirmed));
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed); 2]);
+		assert_eq!(
+			last_event(),
+			Event::VerdictRecorded { lease: confirmed, outcome: Outcome::Completed }
+		);
+	});
+}
+
+#[test]
+fn an_objection_records_a_failed_delivery_weighted_by_what_was_delivered() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(1, 1_000, Some(100), 0);
+		ack(id);
+		// Ten blocks at 1 per block: half the time and a tenth of the payment of full credit.
+		run_to_block(11);
+		assert_ok!(submit(id, commitment(0)));
+		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!(
+			weighted_outcomes(),
+			vec![(PROVIDER, Outcome::Objected, Permill::from_percent(10))]
+		);
+		assert!(slashes().is_empty(), "no slash without proof");
+	});
+}
+
+#[test]
+fn a_result_at_the_end_or_after_served_notice_counts_at_once() {
+	ExtBuilder::build_and_execute(|| {
+		let fixed = new_lease(10, 1_000, Some(30), 0);
+		ack(fixed);
+		run_to_block(31);
+		assert_ok!(submit(fixed, commitment(0)));
+		let open = new_lease(10, 10_000, None, 5);
+		ack(open);
+		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), open));
+		run_to_block(36);
+		assert_ok!(submit(open, commitment(0)));
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed); 2]);
+		assert!(PendingVerdicts::<Test>::iter().next().is_none());
+	});
+}
+
+#[test]
+fn a_lease_closed_at_once_earns_no_reputation() {
+	ExtBuilder::build_and_execute(|| {
+		// Accepted, acknowledged and closed in one block: nothing delivered, nothing earned.
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!(weighted_outcomes(), vec![(PROVIDER, Outcome::Completed, Permill::zero())]);
 	});
 }

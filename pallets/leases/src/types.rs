@@ -136,3 +136,29 @@ pub type LeaseOf<T> = Lease<
 	frame_system::pallet_prelude::BlockNumberFor<T>,
 	<T as crate::Config>::MaxGpusPerLease,
 >;
+
+/// The outcome of a lease its provider's result ended early, until the buyer accepts or objects
+/// or the objection window passes.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct PendingVerdict<BlockNumber> {
+	/// What the result says: `Completed` or `Failed`.
+	pub outcome: stint_primitives::Outcome,
+	/// How much of a full outcome it counts (what the lease delivered).
+	pub weight: Permill,
+	/// The last block in which the buyer may object.
+	pub objections_until: BlockNumber,
+}
+
+/// The pending verdict type for a runtime.
+pub type PendingVerdictOf<T> = PendingVerdict<frame_system::pallet_prelude::BlockNumberFor<T>>;

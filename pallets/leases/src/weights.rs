@@ -19,6 +19,9 @@ pub trait WeightInfo {
 	fn close_lease() -> Weight;
 	fn report_no_show() -> Weight;
 	fn report_missed_result() -> Weight;
+	fn accept_result() -> Weight;
+	fn object_to_result() -> Weight;
+	fn confirm_result() -> Weight;
 }
 
 /// Closing a stream with its largest number of depositors, and releasing up to 8 devices.
@@ -62,6 +65,16 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn report_missed_result() -> Weight {
 		Self::report_no_show()
 	}
+	/// Reads the lease and the verdict, records the outcome in the registry.
+	fn accept_result() -> Weight {
+		Weight::from_parts(30_000_000, 6_000).saturating_add(T::DbWeight::get().reads_writes(3, 2))
+	}
+	fn object_to_result() -> Weight {
+		Self::accept_result()
+	}
+	fn confirm_result() -> Weight {
+		Self::accept_result()
+	}
 }
 
 /// For tests.
@@ -89,5 +102,14 @@ impl WeightInfo for () {
 	}
 	fn report_missed_result() -> Weight {
 		Weight::from_parts(550_000_000, 45_000)
+	}
+	fn accept_result() -> Weight {
+		Weight::from_parts(30_000_000, 6_000)
+	}
+	fn object_to_result() -> Weight {
+		Weight::from_parts(30_000_000, 6_000)
+	}
+	fn confirm_result() -> Weight {
+		Weight::from_parts(30_000_000, 6_000)
 	}
 }

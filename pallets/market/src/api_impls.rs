@@ -1,25 +1,38 @@
 //! Reads for the runtime API: open orders, paged, and the orders a provider can serve.
 
-use crate::{BidOf, Bids, Config, OrderId, OrderOf, OrderStatus, Orders, Pallet, ProviderBids};
+use crate::{BidOf, Bids, Config, OpenOrders, OrderId, OrderOf, Orders, Pallet, ProviderBids};
 use alloc::vec::Vec;
 use frame::prelude::*;
 use stint_primitives::DeviceId;
 use stint_traits::ProviderRegistry;
 
+/// How many open orders `servable_orders` may look at beyond its `limit` (orders the provider
+/// cannot serve, say): its work is bounded whatever the number of open orders.
+pub const SERVABLE_SCAN_BUDGET: u32 = 256;
+
 impl<T: Config> Pallet<T> {
-	/// Open orders after `start_after` (storage order), at most `limit`.
+	/// Open orders after `start_after` (in the open-order index's order), at most `limit`.
 	pub fn open_orders(start_after: Option<OrderId>, limit: u32) -> Vec<(OrderId, OrderOf<T>)> {
-		let iter = match start_after {
-			Some(id) => Orders::<T>::iter_from(Orders::<T>::hashed_key_for(id)),
-			None => Orders::<T>::iter(),
-		};
-		iter.filter(|(_, order)| order.status == OrderStatus::Open).take(limit as usize).collect()
+		Self::open_after(start_after)
+			.filter_map(|id| Orders::<T>::get(id).map(|order| (id, order)))
+			.take(limit as usize)
+			.collect()
+	}
+
+	/// The ids of open orders after `start_after`, lazily: only what is consumed is read.
+	fn open_after(start_after: Option<OrderId>) -> impl Iterator<Item = OrderId> {
+		match start_after {
+			Some(id) => OpenOrders::<T>::iter_keys_from(OpenOrders::<T>::hashed_key_for(id)),
+			None => OpenOrders::<T>::iter_keys(),
+		}
 	}
 
 	/// Open orders still taking bids that `who` can bid on now, each with the first of its
 	/// uncommitted devices that meet the requirements, checked exactly as `place_bid` would.
 	/// `who` is a provider, or one of its worker keys, which is offered only its own devices.
 	/// Orders the provider already bid on, and orders with `MaxBidsPerOrder` bids, are left out.
+	/// Looks at no more than `limit` + [`SERVABLE_SCAN_BUDGET`] open orders: page on with the
+	/// last id returned.
 	pub fn servable_orders(
 		who: &T::AccountId,
 		start_after: Option<OrderId>,
@@ -37,8 +50,9 @@ impl<T: Config> Pallet<T> {
 			.filter(|device| own.as_ref().is_none_or(|own| own.contains(&device.uuid_hash)))
 			.collect();
 		let now = frame_system::Pallet::<T>::block_number();
-		Self::open_orders(start_after, u32::MAX)
-			.into_iter()
+		Self::open_after(start_after)
+			.take(limit.saturating_add(SERVABLE_SCAN_BUDGET) as usize)
+			.filter_map(|id| Orders::<T>::get(id).map(|order| (id, order)))
 			.filter(|(id, order)| {
 				now < order.bids_close_at
 					&& order.buyer != provider

@@ -2,9 +2,9 @@
 //! bounded block hook, and the market's invariants.
 
 use crate::{
-	asset, BalanceOf, BidOf, Bids, Config, Deadlines, Error, Event, NextOrderId, OrderId, OrderOf,
-	OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, WeightInfo,
-	MAX_AUTO_ACCEPT_ATTEMPTS,
+	asset, BalanceOf, BidOf, Bids, Config, DeadlineOverflow, DeadlineOverflowEnds, Deadlines,
+	Error, Event, NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet,
+	ProviderBids, StandingBidCount, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -13,48 +13,69 @@ use frame::{
 };
 use stint_primitives::{image_digest, LeaseId};
 use stint_traits::{
-	buckets, LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, StandingBids,
+	buckets::{self, Slot},
+	LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, StandingBids,
 };
+
+/// The market's deadline queue: [`Deadlines`] with its overflow.
+pub struct DeadlineQueue<T>(core::marker::PhantomData<T>);
+
+impl<T: Config> buckets::Queue for DeadlineQueue<T> {
+	type Block = BlockNumberFor<T>;
+	type Id = OrderId;
+	type Bound = T::MaxDeadlinesPerBlock;
+	type Buckets = Deadlines<T>;
+	type Overflow = DeadlineOverflow<T>;
+	type Ends = DeadlineOverflowEnds<T>;
+}
 
 impl<T: Config> Pallet<T> {
 	/// Handles every order whose deadline falls in `now`: the close of its bid window (auto-accept
-	/// or expiry when nobody bid) or the end of its buyer's time to accept (expiry).
+	/// or expiry when nobody bid) or the end of its buyer's time to accept (expiry); and a share
+	/// of the overflow, each order handled if due and scheduled again if not.
 	pub(crate) fn process_deadlines(now: BlockNumberFor<T>) -> Weight {
-		let due = Deadlines::<T>::take(now);
-		let count = due.len() as u32;
-		for id in due {
+		let (due, read) = buckets::take_due::<DeadlineQueue<T>>(now);
+		for (id, slot) in due {
 			// Each order on its own: one that cannot be processed does not stop the others.
-			if let Err(error) = with_storage_layer(|| Self::on_deadline(id, now)) {
+			if let Err(error) = with_storage_layer(|| Self::on_deadline(id, slot, now)) {
 				frame::log::error!(target: "runtime::market", "order {id} at {now:?}: {error:?}");
-				Self::requeue(id, now);
+				Self::requeue(id, slot);
 			}
 		}
-		T::WeightInfo::on_initialize(count)
+		T::WeightInfo::on_initialize(read)
 	}
 
-	/// Puts an order whose deadline failed back in a later bucket, so it is not forgotten.
-	fn requeue(id: OrderId, now: BlockNumberFor<T>) {
-		let requeued = with_storage_layer(|| -> DispatchResult {
-			let Some(mut order) = Orders::<T>::get(id) else { return Ok(()) };
-			if order.status != OrderStatus::Open {
-				return Ok(());
-			}
-			order.deadline = None;
-			Self::schedule(id, &mut order, now.saturating_add(One::one()))?;
-			Orders::<T>::insert(id, order);
-			Ok(())
-		});
-		if requeued.is_err() {
-			frame::log::error!(target: "runtime::market", "order {id}: no bucket to requeue in");
+	/// Puts an order whose deadline failed back in the queue (the next block's bucket, or the
+	/// overflow), so it is not forgotten.
+	fn requeue(id: OrderId, slot: Slot<BlockNumberFor<T>>) {
+		let Some(mut order) = Orders::<T>::get(id) else { return };
+		if order.status != OrderStatus::Open || order.deadline != Some(slot) {
+			return;
 		}
+		order.deadline = None;
+		let next = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
+		Self::schedule(id, &mut order, next);
+		Orders::<T>::insert(id, order);
 	}
 
-	fn on_deadline(id: OrderId, now: BlockNumberFor<T>) -> DispatchResult {
+	fn on_deadline(
+		id: OrderId,
+		slot: Slot<BlockNumberFor<T>>,
+		now: BlockNumberFor<T>,
+	) -> DispatchResult {
 		let Some(mut order) = Orders::<T>::get(id) else { return Ok(()) };
-		if order.deadline != Some(now) || order.status != OrderStatus::Open {
+		if order.deadline != Some(slot) || order.status != OrderStatus::Open {
+			// Moved or ended since it was queued here.
 			return Ok(());
 		}
 		order.deadline = None;
+		if now < order.bids_close_at {
+			// Drained from the overflow before its window closed: wait for the close.
+			let close = order.bids_close_at;
+			Self::schedule(id, &mut order, close);
+			Orders::<T>::insert(id, order);
+			return Ok(());
+		}
 		let accept_until = order.bids_close_at.saturating_add(T::AcceptPeriod::get());
 		if order.bid_count == 0 || now >= accept_until {
 			let refunded = Self::unwind(id, order)?;
@@ -63,7 +84,7 @@ impl<T: Config> Pallet<T> {
 		}
 		if !order.terms.auto_accept {
 			// The buyer chooses: it has until `accept_until`.
-			Self::schedule(id, &mut order, accept_until)?;
+			Self::schedule(id, &mut order, accept_until);
 			Orders::<T>::insert(id, order);
 			return Ok(());
 		}
@@ -106,15 +127,11 @@ impl<T: Config> Pallet<T> {
 			})
 			.collect();
 		for (provider, bid) in &dead {
-			Bids::<T>::remove(id, provider);
-			Self::unindex_bid(provider, id);
-			asset::forfeit_bid_deposit::<T>(provider, &order.buyer, bid.deposit)?;
-			T::Collateral::unlock_collateral(provider, bid.collateral);
-			order.bid_count.saturating_dec();
+			let forfeited = Self::remove_bid(id, order, provider, bid, true)?;
 			Self::deposit_event(Event::BidDropped {
 				order: id,
 				provider: provider.clone(),
-				forfeited: bid.deposit,
+				forfeited,
 			});
 		}
 		Ok(dead.len() as u32)
@@ -174,6 +191,7 @@ impl<T: Config> Pallet<T> {
 		}
 		let refunded = order.deposit.saturating_sub(escrow);
 		Self::unschedule(id, &mut order);
+		OpenOrders::<T>::remove(id);
 		order.status = OrderStatus::Leased { lease };
 		order.deposit = Zero::zero();
 		order.bid_count = 0;
@@ -201,6 +219,7 @@ impl<T: Config> Pallet<T> {
 		}
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
 		Self::unschedule(id, &mut order);
+		OpenOrders::<T>::remove(id);
 		Orders::<T>::remove(id);
 		Ok(order.deposit)
 	}
@@ -218,23 +237,17 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// Puts `id` in the deadline bucket of `at` (or the first later one with room).
-	pub(crate) fn schedule(
-		id: OrderId,
-		order: &mut OrderOf<T>,
-		at: BlockNumberFor<T>,
-	) -> DispatchResult {
+	/// Queues `id` for the deadline `at`: in the bucket of `at` or a later one with room, else in
+	/// the overflow. Never fails: a full queue must not refuse a user's call.
+	pub(crate) fn schedule(id: OrderId, order: &mut OrderOf<T>, at: BlockNumberFor<T>) {
 		let earliest = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
-		let block = buckets::schedule::<Deadlines<T>, _, _, _>(id, at, earliest)
-			.ok_or(Error::<T>::DeadlineQueueFull)?;
-		order.deadline = Some(block);
-		Ok(())
+		order.deadline = Some(buckets::schedule::<DeadlineQueue<T>>(id, at, earliest));
 	}
 
-	/// Takes `id` out of its deadline bucket.
+	/// Takes `id` out of the deadline queue.
 	pub(crate) fn unschedule(id: OrderId, order: &mut OrderOf<T>) {
-		if let Some(block) = order.deadline.take() {
-			buckets::unschedule::<Deadlines<T>, _, _, _>(&id, block);
+		if let Some(slot) = order.deadline.take() {
+			buckets::unschedule::<DeadlineQueue<T>>(&id, slot);
 		}
 	}
 
@@ -245,19 +258,28 @@ impl<T: Config> Pallet<T> {
 		let now = frame_system::Pallet::<T>::block_number();
 		let mut escrow: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let mut open = 0usize;
 		for (id, order) in Orders::<T>::iter() {
 			ensure!(id < NextOrderId::<T>::get(), "an order id is not below NextOrderId");
 			let bids: Vec<_> = Bids::<T>::iter_prefix(id).collect();
 			ensure!(bids.len() as u32 == order.bid_count, "an order's bid count is wrong");
 			match order.status {
 				OrderStatus::Open => {
-					let at = order.deadline.ok_or("an open order has no deadline")?;
-					ensure!(at >= now, "an open order waits in a past bucket");
-					ensure!(Deadlines::<T>::get(at).contains(&id), "an order is not in its bucket");
+					let slot = order.deadline.ok_or("an open order has no deadline")?;
+					ensure!(
+						buckets::holds::<DeadlineQueue<T>>(&id, slot),
+						"an order is not where its deadline says"
+					);
+					ensure!(OpenOrders::<T>::contains_key(id), "an open order is not indexed");
+					open += 1;
 					let entry = escrow.entry(order.buyer.clone()).or_default();
 					*entry = entry.saturating_add(order.deposit);
 				}
 				OrderStatus::Leased { .. } => {
+					ensure!(
+						!OpenOrders::<T>::contains_key(id),
+						"a leased order is indexed as open"
+					);
 					ensure!(bids.is_empty(), "a leased order still has bids");
 					ensure!(order.deposit.is_zero(), "a leased order still holds escrow");
 					ensure!(order.deadline.is_none(), "a leased order has a deadline");
@@ -298,15 +320,13 @@ impl<T: Config> Pallet<T> {
 			ensure!(count <= T::MaxStandingBids::get(), "a provider has too many standing bids");
 		}
 		ensure!(standing.is_empty(), "a provider's standing bids are not counted");
-		for (block, ids) in Deadlines::<T>::iter() {
-			ensure!(block >= now, "a past deadline bucket was not processed");
-			for id in ids {
-				let order = Orders::<T>::get(id).ok_or("a bucket names an unknown order")?;
-				ensure!(
-					order.deadline == Some(block),
-					"a bucket names an order scheduled elsewhere"
-				);
-			}
+		ensure!(OpenOrders::<T>::iter_keys().count() == open, "the open-order index is wrong");
+		for (id, slot) in buckets::all::<DeadlineQueue<T>>(now)? {
+			let order = Orders::<T>::get(id).ok_or("the deadline queue names an unknown order")?;
+			ensure!(
+				order.deadline == Some(slot),
+				"the deadline queue names an order scheduled elsewhere"
+			);
 		}
 		Ok(())
 	}

@@ -1,8 +1,8 @@
 //! What each call does.
 
 use crate::{
-	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, Order, OrderId,
-	OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, TermsOf,
+	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, OpenOrders, Order,
+	OrderId, OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, TermsOf,
 };
 use frame::prelude::*;
 use stint_primitives::{is_pinned_image, DeviceId};
@@ -34,8 +34,9 @@ impl<T: Config> Pallet<T> {
 			bids_placed: 0,
 			deadline: None,
 		};
-		Self::schedule(id, &mut order, bids_close_at)?;
+		Self::schedule(id, &mut order, bids_close_at);
 		Orders::<T>::insert(id, order);
+		OpenOrders::<T>::insert(id, ());
 		NextOrderId::<T>::put(id.saturating_add(1));
 		Self::deposit_event(Event::OrderCreated {
 			order: id,
@@ -101,12 +102,24 @@ impl<T: Config> Pallet<T> {
 		let devices: BoundedVec<DeviceId, T::MaxGpusPerOrder> =
 			devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
 		ensure!(!Bids::<T>::contains_key(id, &provider), Error::<T>::AlreadyBid);
-		ensure!(order.bid_count < T::MaxBidsPerOrder::get(), Error::<T>::TooManyBids);
+		// A full order takes a bid that beats its worst one, which makes room: slots filled
+		// at high prices cannot shut cheaper providers out.
+		let outbid = if order.bid_count >= T::MaxBidsPerOrder::get() {
+			let (worst, bid) = Self::worst_bid(id).ok_or(Error::<T>::TooManyBids)?;
+			ensure!(price_per_block < bid.price_per_block, Error::<T>::TooManyBids);
+			Some((worst, bid))
+		} else {
+			None
+		};
 		ensure!(
 			StandingBidCount::<T>::get(&provider) < T::MaxStandingBids::get(),
 			Error::<T>::TooManyStandingBids
 		);
 		T::Registry::check_offer(&provider, &devices, &order.terms.requirements)?;
+		if let Some((worst, bid)) = outbid {
+			Self::remove_bid(id, &mut order, &worst, &bid, false)?;
+			Self::deposit_event(Event::BidOutbid { order: id, provider: worst });
+		}
 
 		let collateral = T::CollateralPerGpu::get().saturating_mul((devices.len() as u32).into());
 		let deposit = T::BidDeposit::get();
@@ -151,13 +164,53 @@ impl<T: Config> Pallet<T> {
 				Error::<T>::NotThisWorker
 			);
 		}
+		let late = Self::late(&order);
+		let forfeited = Self::remove_bid(id, &mut order, provider, &bid, late)?;
+		Orders::<T>::insert(id, order);
+		Self::deposit_event(Event::BidRetracted {
+			order: id,
+			provider: provider.clone(),
+			forfeited,
+		});
+		Ok(())
+	}
+
+	/// Whether `order`'s bid window is in its last quarter (at least its last block): a bid
+	/// withdrawn now costs its provider its deposit, paid to the buyer. Else a bidder could fill
+	/// the order's slots, keep others out, and leave just before the close, for free.
+	pub(crate) fn late(order: &crate::OrderOf<T>) -> bool {
+		let quarter = (order.terms.bid_window / 4u32.into()).max(One::one());
+		frame_system::Pallet::<T>::block_number() >= order.bids_close_at.saturating_sub(quarter)
+	}
+
+	/// The bid on `id` that ranks last: the highest price, then the latest.
+	fn worst_bid(id: OrderId) -> Option<(T::AccountId, crate::BidOf<T>)> {
+		Bids::<T>::iter_prefix(id).max_by(|(_, a), (_, b)| {
+			a.price_per_block.cmp(&b.price_per_block).then(a.sequence.cmp(&b.sequence))
+		})
+	}
+
+	/// Takes `provider`'s `bid` off `order` (not stored): its collateral is unlocked, its deposit
+	/// returned, or paid to the buyer if `forfeit`. Returns what was forfeited. The one way a
+	/// standing bid goes without being accepted.
+	pub(crate) fn remove_bid(
+		id: OrderId,
+		order: &mut crate::OrderOf<T>,
+		provider: &T::AccountId,
+		bid: &crate::BidOf<T>,
+		forfeit: bool,
+	) -> Result<BalanceOf<T>, DispatchError> {
 		Bids::<T>::remove(id, provider);
 		Self::unindex_bid(provider, id);
-		Self::release_bid(provider, &bid, true)?;
+		T::Collateral::unlock_collateral(provider, bid.collateral);
 		order.bid_count.saturating_dec();
-		Orders::<T>::insert(id, order);
-		Self::deposit_event(Event::BidRetracted { order: id, provider: provider.clone() });
-		Ok(())
+		if forfeit {
+			asset::forfeit_bid_deposit::<T>(provider, &order.buyer, bid.deposit)?;
+			Ok(bid.deposit)
+		} else {
+			asset::release_bid_deposit::<T>(provider, bid.deposit)?;
+			Ok(Zero::zero())
+		}
 	}
 
 	pub(crate) fn do_cancel_order(who: &T::AccountId, id: OrderId) -> DispatchResult {
@@ -207,18 +260,21 @@ impl<T: Config> Pallet<T> {
 		for id in ids {
 			// Each on its own: a bid that cannot be released stays, and try_state says so.
 			let done = frame::deps::frame_support::storage::with_storage_layer(|| {
-				let Some(bid) = Bids::<T>::take(id, provider) else {
+				let (Some(bid), Some(mut order)) =
+					(Bids::<T>::get(id, provider), Orders::<T>::get(id))
+				else {
 					Self::unindex_bid(provider, id);
 					return Ok(());
 				};
-				Self::unindex_bid(provider, id);
-				Self::release_bid(provider, &bid, true)?;
-				Orders::<T>::mutate(id, |order| {
-					if let Some(order) = order {
-						order.bid_count.saturating_dec();
-					}
+				// As a retraction: late, it costs the deposit (pausing is no free way out).
+				let late = Self::late(&order);
+				let forfeited = Self::remove_bid(id, &mut order, provider, &bid, late)?;
+				Orders::<T>::insert(id, order);
+				Self::deposit_event(Event::BidRetracted {
+					order: id,
+					provider: provider.clone(),
+					forfeited,
 				});
-				Self::deposit_event(Event::BidRetracted { order: id, provider: provider.clone() });
 				Ok::<_, DispatchError>(())
 			});
 			match done {

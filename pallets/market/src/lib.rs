@@ -18,6 +18,8 @@ mod tests;
 mod types;
 pub mod weights;
 
+pub use api_impls::SERVABLE_SCAN_BUDGET;
+pub use auction_impls::DeadlineQueue;
 pub use stint_traits::OrderId;
 pub use types::*;
 pub use weights::WeightInfo;
@@ -144,7 +146,8 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxGpusPerOrder: Get<u32>;
 
-		/// The most orders whose deadline the block hook handles in one block.
+		/// The most orders in one block's deadline bucket; the hook also drains a quarter of
+		/// this from the overflow each block.
 		#[pallet::constant]
 		type MaxDeadlinesPerBlock: Get<u32>;
 
@@ -216,6 +219,18 @@ pub mod pallet {
 		ValueQuery,
 	>;
 
+	/// Orders whose deadline found no bucket with room: the hook drains them a few per block.
+	#[pallet::storage]
+	pub type DeadlineOverflow<T: Config> = StorageMap<_, Twox64Concat, u32, OrderId, OptionQuery>;
+
+	/// The next position of [`DeadlineOverflow`] to drain, and its next free position.
+	#[pallet::storage]
+	pub type DeadlineOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
+
+	/// Every open order: what the order queries walk, so leased orders cost them nothing.
+	#[pallet::storage]
+	pub type OpenOrders<T: Config> = StorageMap<_, Twox64Concat, OrderId, (), OptionQuery>;
+
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
 	pub enum Event<T: Config> {
@@ -245,11 +260,20 @@ pub mod pallet {
 			/// Bond locked.
 			collateral: BalanceOf<T>,
 		},
-		/// A provider withdrew its bid.
+		/// A provider withdrew its bid (itself, or by pausing, leaving or changing its hardware).
 		BidRetracted {
 			/// The order.
 			order: OrderId,
 			/// Who bid.
+			provider: T::AccountId,
+			/// The deposit paid to the buyer: a bid withdrawn in the last quarter of the window.
+			forfeited: BalanceOf<T>,
+		},
+		/// A cheaper bid on a full order took the place of this one, which was released.
+		BidOutbid {
+			/// The order.
+			order: OrderId,
+			/// Whose bid.
 			provider: T::AccountId,
 		},
 		/// At the close of the window, a bid its provider can no longer honour (its devices
@@ -334,14 +358,13 @@ pub mod pallet {
 		TooManyDevices,
 		/// This provider already bid on this order.
 		AlreadyBid,
-		/// The order already has `MaxBidsPerOrder` bids.
+		/// The order already has `MaxBidsPerOrder` bids, and this one is not cheaper than the
+		/// worst of them.
 		TooManyBids,
 		/// The buyer cannot bid on its own order.
 		BuyerCannotBid,
 		/// No bid from this provider on this order.
 		UnknownBid,
-		/// Every deadline bucket in reach is full; try again in a later block.
-		DeadlineQueueFull,
 		/// The signer is a worker key of the provider, but not the one bound to these devices.
 		NotThisWorker,
 		/// The bid's price or devices are not the ones the buyer accepted: it changed since.

@@ -72,11 +72,13 @@ pub const P2: u64 = 11;
 pub const P3: u64 = 12;
 /// A registered provider that is paused.
 pub const PAUSED: u64 = 13;
+/// A fourth active provider.
+pub const P4: u64 = 14;
 pub const BOND: Balance = 1_000;
 pub const COLLATERAL_PER_GPU: Balance = 100;
 pub const BID_DEPOSIT: Balance = 10;
 pub const ACCEPT_PERIOD: u64 = 10;
-pub const ACCOUNTS: [u64; 7] = [BUYER, OTHER_BUYER, P1, P2, P3, PAUSED, 99];
+pub const ACCOUNTS: [u64; 8] = [BUYER, OTHER_BUYER, P1, P2, P3, PAUSED, P4, 99];
 
 /// `P1`'s worker key for its devices 0..4, as an account.
 pub const WORKER: u64 = 20;
@@ -306,7 +308,7 @@ impl ExtBuilder {
 			test();
 			Market::do_try_state().expect("market invariants hold");
 			Streams::do_try_state().expect("stream invariants hold");
-			for provider in [P1, P2, P3] {
+			for provider in [P1, P2, P3, P4] {
 				let in_bids: Balance = Bids::<Test>::iter()
 					.filter(|(_, p, _)| *p == provider)
 					.map(|(_, _, b)| b.collateral)

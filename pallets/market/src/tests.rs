@@ -5,6 +5,7 @@
 
 use crate::{mock::*, *};
 use frame::{testing_prelude::*, traits::fungible::Mutate};
+use stint_traits::buckets::{Slot, MAX_SPILL_BLOCKS};
 
 fn create(buyer: u64, terms: TermsOf<Test>, deposit: Balance) -> OrderId {
 	let id = NextOrderId::<Test>::get();
@@ -40,7 +41,10 @@ fn create_order_holds_the_escrow_and_schedules_the_window() {
 		assert_eq!(escrow(BUYER), 1_500);
 		assert_eq!(free(BUYER), ENDOWMENT - 1_500);
 		let o = order(id);
-		assert_eq!((o.status, o.bids_close_at, o.deadline), (OrderStatus::Open, 11, Some(11)));
+		assert_eq!(
+			(o.status, o.bids_close_at, o.deadline),
+			(OrderStatus::Open, 11, Some(Slot::Bucket(11)))
+		);
 		assert!(Deadlines::<Test>::get(11).contains(&id));
 		assert_eq!(
 			last_event(),
@@ -231,7 +235,7 @@ fn retract_bid_releases_collateral_and_deposit() {
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
 		assert_eq!((locked(P1), bid_deposits(P1), free(P1)), (0, 0, ENDOWMENT));
 		assert_eq!(order(id).bid_count, 0);
-		assert_eq!(last_event(), Event::BidRetracted { order: id, provider: P1 });
+		assert_eq!(last_event(), Event::BidRetracted { order: id, provider: P1, forfeited: 0 });
 		// A retracted bid may be placed again.
 		bid(P1, id, 7);
 	});
@@ -468,7 +472,7 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 		bid(P2, second, 5);
 		run_to_block(11);
 		// Bidding is over, accepting is not.
-		assert_eq!(order(first).deadline, Some(11 + ACCEPT_PERIOD));
+		assert_eq!(order(first).deadline, Some(Slot::Bucket(11 + ACCEPT_PERIOD)));
 		assert_noop!(
 			Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)]),
 			Error::<Test>::BiddingClosed
@@ -486,12 +490,110 @@ fn a_full_deadline_bucket_spills_into_the_next_block() {
 	ExtBuilder::build_and_execute(|| {
 		let ids: Vec<_> = (0..3).map(|_| create(BUYER, terms(), 1_000)).collect();
 		assert_eq!(Deadlines::<Test>::get(11).to_vec(), vec![ids[0], ids[1]]);
-		assert_eq!(order(ids[2]).deadline, Some(12));
+		assert_eq!(order(ids[2]).deadline, Some(Slot::Bucket(12)));
 		run_to_block(11);
 		assert!(Orders::<Test>::get(ids[1]).is_none());
 		assert!(Orders::<Test>::get(ids[2]).is_some());
 		run_to_block(12);
 		assert!(Orders::<Test>::get(ids[2]).is_none());
+	});
+}
+
+/// Fills every deadline bucket an order with the default window can reach (a bucket holds two in
+/// the mock), so the next such order goes to the overflow.
+fn fill_deadline_buckets() -> Vec<OrderId> {
+	(0..2 * MAX_SPILL_BLOCKS).map(|_| create(OTHER_BUYER, terms(), 1_000)).collect()
+}
+
+#[test]
+fn a_full_deadline_queue_never_refuses_an_order_and_never_loses_one() {
+	ExtBuilder::build_and_execute(|| {
+		let filler = fill_deadline_buckets();
+		assert_eq!(Deadlines::<Test>::get(11 + MAX_SPILL_BLOCKS as u64 - 1).len(), 2);
+		// Today's code refused this with `DeadlineQueueFull`.
+		let late = create(BUYER, terms(), 1_000);
+		assert_eq!(order(late).deadline, Some(Slot::Overflow(0)));
+		bid(P1, late, 5);
+		// Drained before its window closes, it waits again; it is never handled early.
+		run_to_block(10);
+		assert_eq!(order(late).status, OrderStatus::Open);
+		assert!(matches!(order(late).deadline, Some(Slot::Overflow(_))));
+		// At the close it is drained from the overflow and its auction runs as any other.
+		run_to_block(11);
+		assert!(matches!(order(late).status, OrderStatus::Leased { .. }));
+		// The orders in the buckets are not disturbed.
+		assert!(Orders::<Test>::get(filler[0]).is_none());
+		run_to_block(11 + MAX_SPILL_BLOCKS as u64);
+		assert!(filler.iter().all(|id| Orders::<Test>::get(id).is_none()));
+	});
+}
+
+#[test]
+fn the_last_block_number_sends_a_full_bucket_to_the_overflow() {
+	ExtBuilder::build_and_execute(|| {
+		// Every probe lands on the same, last, block: two fit, the third overflows.
+		System::set_block_number(u64::MAX - 20);
+		let mut near_end = terms();
+		near_end.bid_window = 100;
+		let ids: Vec<_> = (0..3).map(|_| create(BUYER, near_end.clone(), 1_000)).collect();
+		assert_eq!(order(ids[1]).deadline, Some(Slot::Bucket(u64::MAX)));
+		assert_eq!(order(ids[2]).deadline, Some(Slot::Overflow(0)));
+		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), ids[2]));
+		assert!(DeadlineOverflow::<Test>::iter().next().is_none());
+	});
+}
+
+#[test]
+fn the_hook_drains_a_bounded_share_of_the_overflow() {
+	ExtBuilder::build_and_execute(|| {
+		let _ = fill_deadline_buckets();
+		let late: Vec<_> = (0..3).map(|_| create(BUYER, terms(), 1_000)).collect();
+		assert_eq!(DeadlineOverflowEnds::<Test>::get(), (0, 3));
+		System::set_block_number(2);
+		// An empty bucket and one overflow position (a quarter of a bucket of two, at least one).
+		assert_eq!(Market::on_initialize(2), <() as WeightInfo>::on_initialize(1));
+		// Not due: back at the tail.
+		assert_eq!(DeadlineOverflowEnds::<Test>::get(), (1, 4));
+		assert_eq!(order(late[0]).deadline, Some(Slot::Overflow(3)));
+		run_to_block(11 + 3);
+		assert!(late.iter().all(|id| Orders::<Test>::get(id).is_none()), "each one expired");
+	});
+}
+
+#[test]
+fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
+	ExtBuilder::build_and_execute(|| {
+		// A window of 10 blocks (2 to 11): its last quarter starts at block 9.
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 10);
+		bid(P2, id, 10);
+		bid(P3, id, 9);
+		// The order is full; a bid no cheaper than the worst is refused...
+		assert_noop!(
+			Market::place_bid(RuntimeOrigin::signed(P4), id, 10, vec![dev(P4, 0)]),
+			Error::<Test>::TooManyBids
+		);
+		// ...a cheaper one takes the place of the worst (the latest of the dearest), released.
+		assert_ok!(Market::place_bid(RuntimeOrigin::signed(P4), id, 8, vec![dev(P4, 0)]));
+		assert!(!Bids::<Test>::contains_key(id, P2));
+		assert_eq!((locked(P2), bid_deposits(P2), free(P2)), (0, 0, ENDOWMENT));
+		assert!(System::events()
+			.iter()
+			.any(|r| r.event == RuntimeEvent::Market(Event::BidOutbid { order: id, provider: P2 })));
+		// Early in the window a retraction is free; in its last quarter it pays the buyer.
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
+		assert_eq!(free(P1), ENDOWMENT);
+		run_to_block(9);
+		let buyer = free(BUYER);
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P3), id));
+		assert_eq!(
+			last_event(),
+			Event::BidRetracted { order: id, provider: P3, forfeited: BID_DEPOSIT }
+		);
+		assert_eq!((free(P3), free(BUYER)), (ENDOWMENT - BID_DEPOSIT, buyer + BID_DEPOSIT));
+		// Pausing (which withdraws every standing bid) is no way around it.
+		<Market as stint_traits::StandingBids<u64>>::retract_all(&P4);
+		assert_eq!(free(BUYER), buyer + 2 * BID_DEPOSIT);
 	});
 }
 

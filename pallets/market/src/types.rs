@@ -4,6 +4,7 @@ use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use frame::prelude::*;
 use scale_info::TypeInfo;
 use stint_primitives::{DeviceId, GpuRequirements, JobSpec, LeaseId};
+use stint_traits::buckets::Slot;
 
 /// What a buyer asks for besides the job itself: hardware, price, time, and how a bid is chosen.
 #[derive(
@@ -74,8 +75,8 @@ pub struct Order<AccountId, Balance, BlockNumber> {
 	pub bid_count: u32,
 	/// Bids ever placed: the next bid's sequence number, which breaks ties.
 	pub bids_placed: u32,
-	/// The block whose deadline bucket holds this order, while it is open.
-	pub deadline: Option<BlockNumber>,
+	/// Where this order waits for its next deadline, while it is open.
+	pub deadline: Option<Slot<BlockNumber>>,
 }
 
 /// A provider's offer to run an order.

@@ -1,9 +1,10 @@
 //! What each call does, after the origin is checked.
 
 use crate::{
-	asset, BalanceOf, CommittedDevices, Config, DeviceOwners, Error, Event, Hardware, HardwareOf,
-	HardwareSpec, Pallet, ProviderCount, ProviderInfo, ProviderRecordOf, ProviderStatus, Registry,
-	Reputation, Worker, WorkerAccounts, WorkerOf, WorkerProof,
+	asset, BalanceOf, CommittedDevices, Config, DeviceHistory, DeviceOwners, Error, Event,
+	Hardware, HardwareOf, HardwareSpec, Pallet, PastReputation, ProviderCount, ProviderInfo,
+	ProviderRecordOf, ProviderStatus, Registry, Reputation, Worker, WorkerAccounts, WorkerOf,
+	WorkerProof,
 };
 use alloc::{collections::BTreeSet, vec::Vec};
 use codec::Encode;
@@ -37,6 +38,12 @@ impl<T: Config> Pallet<T> {
 
 		let deposit = Self::deposit_for(&hardware);
 		asset::hold_deposit::<T>(who, deposit)?;
+		// A provider's history survives leaving and coming back, under its account or its GPUs.
+		let reputation = Self::inherit(
+			who,
+			PastReputation::<T>::take(who).unwrap_or_default(),
+			hardware.gpus.iter().map(|gpu| &gpu.uuid_hash),
+		);
 		for gpu in &hardware.gpus {
 			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
 		}
@@ -57,7 +64,7 @@ impl<T: Config> Pallet<T> {
 				status: ProviderStatus::Active,
 				deposit,
 				registered_at: frame_system::Pallet::<T>::block_number(),
-				reputation: Reputation::default(),
+				reputation,
 				active_leases: 0,
 			},
 		);
@@ -81,11 +88,16 @@ impl<T: Config> Pallet<T> {
 
 		let deposit = Self::deposit_for(&hardware);
 		asset::adjust_deposit::<T>(who, record.deposit, deposit)?;
-		for gpu in &record.hardware.gpus {
-			DeviceOwners::<T>::remove(gpu.uuid_hash);
+		let new: BTreeSet<DeviceId> = hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
+		let old: BTreeSet<DeviceId> =
+			record.hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
+		record.reputation = Self::inherit(who, record.reputation, new.difference(&old));
+		for device in old.difference(&new) {
+			DeviceOwners::<T>::remove(device);
+			DeviceHistory::<T>::insert(device, who);
 		}
-		for gpu in &hardware.gpus {
-			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
+		for device in new.difference(&old) {
+			DeviceOwners::<T>::insert(device, who);
 		}
 		// Bids name devices of the old inventory: none of them may win a lease now.
 		T::Bids::retract_all(who);
@@ -278,7 +290,9 @@ impl<T: Config> Pallet<T> {
 		asset::release_deposit::<T>(who, record.deposit)?;
 		for gpu in &record.hardware.gpus {
 			DeviceOwners::<T>::remove(gpu.uuid_hash);
+			DeviceHistory::<T>::insert(gpu.uuid_hash, who);
 		}
+		PastReputation::<T>::insert(who, record.reputation);
 		for worker in &record.workers {
 			WorkerAccounts::<T>::remove(Self::worker_account(&worker.key));
 		}
@@ -289,6 +303,30 @@ impl<T: Config> Pallet<T> {
 			deposit_released: record.deposit,
 		});
 		Ok(())
+	}
+
+	/// `own`, or the reputation of a provider that had one of `devices` before `who`, whichever
+	/// scores worst: a bad history cannot be shed by moving GPUs to a new account, and a good
+	/// one cannot be bought with a used GPU.
+	fn inherit<'a>(
+		who: &T::AccountId,
+		own: Reputation,
+		devices: impl Iterator<Item = &'a DeviceId>,
+	) -> Reputation {
+		let mut worst = own;
+		for device in devices {
+			let Some(before) = DeviceHistory::<T>::get(device).filter(|before| before != who)
+			else {
+				continue;
+			};
+			let theirs = Registry::<T>::get(&before)
+				.map(|record| record.reputation)
+				.or_else(|| PastReputation::<T>::get(&before));
+			if let Some(theirs) = theirs.filter(|theirs| theirs.score() < worst.score()) {
+				worst = theirs;
+			}
+		}
+		worst
 	}
 
 	/// The record of a registered provider.

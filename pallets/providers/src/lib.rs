@@ -165,6 +165,19 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type ProviderCount<T: Config> = StorageValue<_, u32, ValueQuery>;
 
+	/// The reputation of accounts that deregistered: registering again starts from it, not from
+	/// a clean 50%.
+	#[pallet::storage]
+	pub type PastReputation<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, Reputation, OptionQuery>;
+
+	/// The last provider that registered each GPU and then let it go (deregistering, or dropping
+	/// it from its inventory): whoever registers the GPU next inherits that provider's reputation
+	/// if it is worse than its own.
+	#[pallet::storage]
+	pub type DeviceHistory<T: Config> =
+		StorageMap<_, Blake2_128Concat, DeviceId, T::AccountId, OptionQuery>;
+
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
 	pub enum Event<T: Config> {

@@ -127,10 +127,10 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 }
 
 impl<T: Config> ReputationRecorder<T::AccountId> for Pallet<T> {
-	fn record(who: &T::AccountId, outcome: Outcome) {
+	fn record(who: &T::AccountId, outcome: Outcome, weight: Permill) {
 		Registry::<T>::mutate(who, |record| {
 			if let Some(record) = record {
-				record.reputation.record(outcome, T::ReputationDecay::get());
+				record.reputation.record(outcome, T::ReputationDecay::get(), weight);
 				Self::deposit_event(Event::ReputationUpdated {
 					provider: who.clone(),
 					outcome,

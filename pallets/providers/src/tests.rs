@@ -621,7 +621,7 @@ fn reputation_follows_outcomes_with_decay() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1]);
 		assert_eq!(Providers::reputation(&1), Some(Permill::from_percent(50)));
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed);
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
 		// (1 + 1) / (1 + 0 + 2)
 		assert_eq!(Providers::reputation(&1), Some(Permill::from_rational(2u32, 3u32)));
 		assert_eq!(
@@ -632,13 +632,11 @@ fn reputation_follows_outcomes_with_decay() {
 				score: Permill::from_rational(2u32, 3u32)
 			}
 		);
-		// A failed job is neutral.
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Failed);
-		let after_failure = Providers::reputation(&1).unwrap();
-		assert!(after_failure < Permill::from_rational(2u32, 3u32), "only decay lowers it");
-		assert!(after_failure > Permill::from_percent(65));
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Slashed);
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow);
+		// A failed job is neutral: not even decay moves the score.
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Failed, Permill::one());
+		assert_eq!(Providers::reputation(&1), Some(Permill::from_rational(2u32, 3u32)));
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Slashed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow, Permill::one());
 		let record = Providers::record(&1).unwrap().reputation;
 		assert_eq!(
 			(record.completed, record.failed, record.slashed, record.no_shows),
@@ -647,11 +645,11 @@ fn reputation_follows_outcomes_with_decay() {
 		assert!(Providers::reputation(&1).unwrap() < Permill::from_percent(50));
 		// Recent good behaviour outweighs old faults: decay makes them fade.
 		for _ in 0..200 {
-			<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed);
+			<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
 		}
 		assert!(Providers::reputation(&1).unwrap() > Permill::from_percent(95));
 		// Unknown providers are ignored.
-		<Providers as ReputationRecorder<u64>>::record(&9, Outcome::Completed);
+		<Providers as ReputationRecorder<u64>>::record(&9, Outcome::Completed, Permill::one());
 	});
 }
 
@@ -659,11 +657,74 @@ fn reputation_follows_outcomes_with_decay() {
 fn reputation_score_is_the_beta_mean() {
 	let mut r = Reputation::default();
 	assert_eq!(r.score(), Permill::from_percent(50));
-	r.record(Outcome::Slashed, Permill::zero());
+	r.record(Outcome::Slashed, Permill::zero(), Permill::one());
 	assert_eq!(r.score(), Permill::from_rational(1u32, 3u32));
-	r.record(Outcome::Completed, Permill::zero());
-	r.record(Outcome::Completed, Permill::zero());
+	r.record(Outcome::Completed, Permill::zero(), Permill::one());
+	r.record(Outcome::Completed, Permill::zero(), Permill::one());
 	assert_eq!(r.score(), Permill::from_rational(3u32, 5u32));
+}
+
+#[test]
+fn an_outcome_counts_by_its_weight_and_light_ones_wash_nothing_out() {
+	let decay = Permill::from_percent(2);
+	let mut r = Reputation::default();
+	r.record(Outcome::NoShow, decay, Permill::one());
+	let after_fault = r.score();
+	// A thousand leases that delivered nothing neither raise the score nor decay the fault.
+	for _ in 0..1_000 {
+		r.record(Outcome::Completed, decay, Permill::zero());
+	}
+	assert_eq!((r.score(), r.completed), (after_fault, 1_000));
+	// Half a lease counts half.
+	let mut half = Reputation::default();
+	half.record(Outcome::Completed, Permill::zero(), Permill::from_percent(50));
+	assert_eq!(half.score(), Permill::from_rational(3u32, 5u32));
+	let mut objected = Reputation::default();
+	objected.record(Outcome::Objected, Permill::zero(), Permill::one());
+	assert_eq!((objected.objected, objected.score()), (1, Permill::from_rational(1u32, 3u32)));
+}
+
+fn leave(who: u64) {
+	assert_ok!(Providers::announce_exit(RuntimeOrigin::signed(who)));
+	System::set_block_number(System::block_number() + EXIT_NOTICE);
+	assert_ok!(Providers::deregister(RuntimeOrigin::signed(who)));
+}
+
+#[test]
+fn a_bad_history_survives_registering_again_under_the_same_account_or_gpus() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1, 2]);
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow, Permill::one());
+		let bad = Providers::reputation(&1).unwrap();
+		assert!(bad < Permill::from_percent(50));
+		leave(1);
+		// Today's code gave a clean 50% to both.
+		register(1, &[3]);
+		assert_eq!(Providers::reputation(&1), Some(bad), "the same account keeps its history");
+		register(2, &[2]);
+		assert_eq!(Providers::reputation(&2), Some(bad), "the same GPU brings its history");
+		// A GPU dropped from one inventory and added to another carries it too.
+		register(3, &[4]);
+		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::Slashed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::Slashed, Permill::one());
+		let worse = Providers::reputation(&3).unwrap();
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(3), hardware(&[5])));
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(2), hardware(&[2, 4])));
+		assert_eq!(Providers::reputation(&2), Some(worse));
+	});
+}
+
+#[test]
+fn a_good_history_is_not_bought_with_a_used_gpu() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1]);
+		for _ in 0..10 {
+			<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
+		}
+		leave(1);
+		register(2, &[1]);
+		assert_eq!(Providers::reputation(&2), Some(Permill::from_percent(50)));
+	});
 }
 
 #[test]

@@ -113,6 +113,8 @@ pub struct Reputation {
 	pub failed: u32,
 	pub slashed: u32,
 	pub no_shows: u32,
+	/// Early results the buyer objected to.
+	pub objected: u32,
 	/// Decayed count of good outcomes, in thousandths.
 	pub good: u64,
 	/// Decayed count of bad outcomes, in thousandths.
@@ -128,24 +130,33 @@ impl Reputation {
 		)
 	}
 
-	/// Adds one outcome after decaying the history by `decay`.
-	pub fn record(&mut self, outcome: Outcome, decay: Permill) {
-		let keep = Permill::one().saturating_sub(decay);
-		self.good = keep.mul_floor(self.good);
-		self.bad = keep.mul_floor(self.bad);
+	/// Adds `weight` of one outcome, after decaying the history by `weight` of `decay`: a lease
+	/// that delivered little moves the score little, and cannot wash old faults out either. A
+	/// failed job (an honest non-zero exit) is only counted: it may be the buyer's code.
+	pub fn record(&mut self, outcome: Outcome, decay: Permill, weight: Permill) {
+		if outcome != Outcome::Failed {
+			let keep = Permill::one().saturating_sub(weight * decay);
+			self.good = keep.mul_floor(self.good);
+			self.bad = keep.mul_floor(self.bad);
+		}
+		let unit = weight.mul_floor(REPUTATION_UNIT);
 		match outcome {
 			Outcome::Completed => {
 				self.completed.saturating_inc();
-				self.good.saturating_accrue(REPUTATION_UNIT);
+				self.good.saturating_accrue(unit);
 			}
 			Outcome::Failed => self.failed.saturating_inc(),
 			Outcome::Slashed => {
 				self.slashed.saturating_inc();
-				self.bad.saturating_accrue(REPUTATION_UNIT);
+				self.bad.saturating_accrue(unit);
 			}
 			Outcome::NoShow => {
 				self.no_shows.saturating_inc();
-				self.bad.saturating_accrue(REPUTATION_UNIT);
+				self.bad.saturating_accrue(unit);
+			}
+			Outcome::Objected => {
+				self.objected.saturating_inc();
+				self.bad.saturating_accrue(unit);
 			}
 		}
 	}

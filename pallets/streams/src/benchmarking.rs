@@ -99,7 +99,7 @@ mod benches {
 			let mut stream = Records::<T>::get(id).unwrap();
 			Pallet::<T>::unschedule(*id, &mut stream);
 			stream.status = StreamStatus::Suspended { grace_ends: at };
-			Pallet::<T>::schedule(*id, &mut stream, at).unwrap();
+			Pallet::<T>::schedule(*id, &mut stream, at);
 			Records::<T>::insert(id, stream);
 		}
 		frame_system::Pallet::<T>::set_block_number(at);

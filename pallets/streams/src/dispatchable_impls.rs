@@ -67,7 +67,7 @@ impl<T: Config> Pallet<T> {
 		if stream.status != StreamStatus::Pending {
 			stream.settled_at = now;
 			stream.status = StreamStatus::Active { depletes_at };
-			Self::reschedule(id, &mut stream, depletes_at)?;
+			Self::reschedule(id, &mut stream, depletes_at);
 		}
 		Records::<T>::insert(id, &stream);
 

@@ -29,6 +29,7 @@ pub type BalanceOf<T> =
 	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
 
 pub use stint_traits::buckets::MAX_SPILL_BLOCKS;
+pub use tick_impls::WakeupQueue;
 
 #[frame::pallet]
 pub mod pallet {
@@ -93,7 +94,8 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxDepositors: Get<u32>;
 
-		/// The most streams looked at in one block's hook.
+		/// The most streams in one block's wake-up bucket; the hook also drains a quarter of
+		/// this from the overflow each block.
 		#[pallet::constant]
 		type MaxWakeupsPerBlock: Get<u32>;
 
@@ -127,6 +129,14 @@ pub mod pallet {
 		BoundedVec<StreamId, T::MaxWakeupsPerBlock>,
 		ValueQuery,
 	>;
+
+	/// Streams whose wake-up found no bucket with room: the hook drains them a few per block.
+	#[pallet::storage]
+	pub type WakeupOverflow<T: Config> = StorageMap<_, Twox64Concat, u32, StreamId, OptionQuery>;
+
+	/// The next position of [`WakeupOverflow`] to drain, and its next free position.
+	#[pallet::storage]
+	pub type WakeupOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
 
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
@@ -223,8 +233,6 @@ pub mod pallet {
 		NotPayee,
 		/// Only the payer may do this.
 		NotPayer,
-		/// Every wake-up bucket in reach is full; try again in a later block.
-		WakeupQueueFull,
 		/// The stream has already started.
 		AlreadyStarted,
 	}

@@ -2,11 +2,11 @@
 
 use crate::{
 	asset, BalanceOf, CloseReason, Config, Deposit, Error, Event, NextStreamId, Pallet, Records,
-	StreamId, StreamOf, StreamStatus, Wakeups,
+	StreamId, StreamOf, StreamStatus, WakeupQueue,
 };
 use alloc::collections::BTreeMap;
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
-use stint_traits::PaymentStreams;
+use stint_traits::{buckets, PaymentStreams};
 
 impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> for Pallet<T> {
 	fn open(
@@ -60,7 +60,7 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 		stream.settled_at = now;
 		let depletes_at = Self::depletion_block(&stream, now);
 		stream.status = StreamStatus::Active { depletes_at };
-		Self::schedule(id, &mut stream, depletes_at)?;
+		Self::schedule(id, &mut stream, depletes_at);
 		Records::<T>::insert(id, stream);
 		Self::deposit_event(Event::Started { stream: id, depletes_at });
 		Ok(depletes_at)
@@ -88,6 +88,10 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 
 	fn remaining(id: StreamId) -> Option<BalanceOf<T>> {
 		Records::<T>::get(id).filter(|s| s.status != StreamStatus::Closed).map(|s| s.held())
+	}
+
+	fn paid(id: StreamId) -> Option<BalanceOf<T>> {
+		Records::<T>::get(id).map(|s| s.paid)
 	}
 }
 
@@ -131,9 +135,11 @@ impl<T: Config> Pallet<T> {
 					ensure!(stream.paid.is_zero(), "a pending stream has paid");
 				}
 				_ => {
-					let at = stream.wake_at.ok_or("an open stream is not scheduled")?;
-					ensure!(at > now || at == now, "an open stream waits in a past bucket");
-					ensure!(Wakeups::<T>::get(at).contains(&id), "a stream is not in its bucket");
+					let slot = stream.wake_at.ok_or("an open stream is not scheduled")?;
+					ensure!(
+						buckets::holds::<WakeupQueue<T>>(&id, slot),
+						"a stream is not where its wake-up says"
+					);
 				}
 			}
 		}
@@ -143,15 +149,13 @@ impl<T: Config> Pallet<T> {
 				"a depositor's escrow hold differs from its streams"
 			);
 		}
-		for (block, ids) in Wakeups::<T>::iter() {
-			ensure!(block >= now, "a past wake-up bucket was not processed");
-			for id in ids {
-				let stream = Records::<T>::get(id).ok_or("a bucket names an unknown stream")?;
-				ensure!(
-					stream.wake_at == Some(block),
-					"a bucket names a stream scheduled elsewhere"
-				);
-			}
+		for (id, slot) in buckets::all::<WakeupQueue<T>>(now)? {
+			let stream =
+				Records::<T>::get(id).ok_or("the wake-up queue names an unknown stream")?;
+			ensure!(
+				stream.wake_at == Some(slot),
+				"the wake-up queue names a stream scheduled elsewhere"
+			);
 		}
 		Ok(())
 	}

@@ -4,6 +4,7 @@
 
 use crate::{mock::*, *};
 use frame::testing_prelude::*;
+use stint_traits::buckets::{Slot, MAX_SPILL_BLOCKS};
 use stint_traits::PaymentStreams;
 
 /// Opens a stream from BUYER to PROVIDER at block 1 and starts it.
@@ -56,7 +57,7 @@ fn open_holds_the_escrow_and_knows_its_depletion_block() {
 		assert_eq!(free(BUYER), ENDOWMENT - 1_000);
 		let s = stream(id);
 		assert_eq!(s.status, StreamStatus::Active { depletes_at: 101 });
-		assert_eq!((s.wake_at, s.held(), s.deposited), (Some(101), 1_000, 1_000));
+		assert_eq!((s.wake_at, s.held(), s.deposited), (Some(Slot::Bucket(101)), 1_000, 1_000));
 		assert!(Wakeups::<Test>::get(101).contains(&id));
 		assert_eq!(Streams::depletes_at(id), Some(101));
 		assert!(System::events().iter().any(|r| r.event
@@ -345,6 +346,27 @@ fn the_hook_only_looks_at_its_own_bucket() {
 		System::set_block_number(11);
 		assert_eq!(Streams::on_initialize(11), <() as WeightInfo>::on_initialize(2));
 		run_to_block(200);
+	});
+}
+
+#[test]
+fn a_full_wake_up_queue_never_refuses_a_start_and_never_loses_a_stream() {
+	ExtBuilder::build_and_execute(|| {
+		// Every bucket from block 11 on is full (two per bucket in the mock).
+		let filler: Vec<_> = (0..2 * MAX_SPILL_BLOCKS).map(|_| open(10, 100)).collect();
+		// Today's code refused this start (the lease's ack) with `WakeupQueueFull`.
+		let late = open(10, 100);
+		assert_eq!(stream(late).wake_at, Some(Slot::Overflow(0)));
+		// Drained early, it is not suspended early: it waits again.
+		run_to_block(10);
+		assert!(matches!(stream(late).status, StreamStatus::Active { .. }));
+		// Drained at its depletion it is suspended, and closed when its grace ends.
+		run_to_block(11);
+		assert!(matches!(stream(late).status, StreamStatus::Suspended { .. }));
+		// Their grace ends spill later still, some to the overflow: all are closed in the end.
+		run_to_block(200);
+		assert!(filler.iter().chain([&late]).all(|id| stream(*id).status == StreamStatus::Closed));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 100 * (filler.len() as u64 + 1));
 	});
 }
 

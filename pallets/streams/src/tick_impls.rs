@@ -2,50 +2,65 @@
 //! work bounded by one wake-up bucket per block.
 
 use crate::{
-	CloseReason, Config, Error, Event, Pallet, Records, StreamId, StreamOf, StreamStatus, Wakeups,
-	WeightInfo,
+	CloseReason, Config, Event, Pallet, Records, StreamId, StreamOf, StreamStatus, WakeupOverflow,
+	WakeupOverflowEnds, Wakeups, WeightInfo,
 };
 use frame::{deps::frame_support::storage::with_storage_layer, prelude::*};
-use stint_traits::{buckets, StreamObserver};
+use stint_traits::{
+	buckets::{self, Slot},
+	StreamObserver,
+};
+
+/// The streams' wake-up queue: [`Wakeups`] with its overflow.
+pub struct WakeupQueue<T>(core::marker::PhantomData<T>);
+
+impl<T: Config> buckets::Queue for WakeupQueue<T> {
+	type Block = BlockNumberFor<T>;
+	type Id = StreamId;
+	type Bound = T::MaxWakeupsPerBlock;
+	type Buckets = Wakeups<T>;
+	type Overflow = WakeupOverflow<T>;
+	type Ends = WakeupOverflowEnds<T>;
+}
 
 impl<T: Config> Pallet<T> {
-	/// Looks at every stream whose wake-up falls in `now`.
+	/// Looks at every stream whose wake-up falls in `now`, and at a share of the overflow (each
+	/// handled if due, scheduled again if not).
 	pub(crate) fn wake_up(now: BlockNumberFor<T>) -> Weight {
-		let due = Wakeups::<T>::take(now);
-		let count = due.len() as u32;
-		for id in due {
+		let (due, read) = buckets::take_due::<WakeupQueue<T>>(now);
+		for (id, slot) in due {
 			// Each stream on its own: one that cannot be processed does not stop the others.
-			let result = with_storage_layer(|| Self::wake_stream(id, now));
+			let result = with_storage_layer(|| Self::wake_stream(id, slot, now));
 			if let Err(error) = result {
 				frame::log::error!(target: "runtime::streams", "stream {id} at {now:?}: {error:?}");
-				Self::requeue(id, now);
+				Self::requeue(id, slot);
 			}
 		}
-		T::WeightInfo::on_initialize(count)
-			.saturating_add(T::Observer::notification_weight().saturating_mul(count.into()))
+		T::WeightInfo::on_initialize(read)
+			.saturating_add(T::Observer::notification_weight().saturating_mul(read.into()))
 	}
 
-	/// Puts a stream whose wake-up failed back in a later bucket, so it is not forgotten.
-	fn requeue(id: StreamId, now: BlockNumberFor<T>) {
-		let requeued = with_storage_layer(|| -> DispatchResult {
-			let Some(mut stream) = Records::<T>::get(id) else { return Ok(()) };
-			if stream.status == StreamStatus::Closed {
-				return Ok(());
-			}
-			stream.wake_at = None;
-			Self::schedule(id, &mut stream, now.saturating_add(One::one()))?;
-			Records::<T>::insert(id, stream);
-			Ok(())
-		});
-		if requeued.is_err() {
-			frame::log::error!(target: "runtime::streams", "stream {id}: no bucket to requeue in");
+	/// Puts a stream whose wake-up failed back in the queue (the next block's bucket, or the
+	/// overflow), so it is not forgotten.
+	fn requeue(id: StreamId, slot: Slot<BlockNumberFor<T>>) {
+		let Some(mut stream) = Records::<T>::get(id) else { return };
+		if stream.status == StreamStatus::Closed || stream.wake_at != Some(slot) {
+			return;
 		}
+		stream.wake_at = None;
+		let next = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
+		Self::schedule(id, &mut stream, next);
+		Records::<T>::insert(id, stream);
 	}
 
-	fn wake_stream(id: StreamId, now: BlockNumberFor<T>) -> DispatchResult {
+	fn wake_stream(
+		id: StreamId,
+		slot: Slot<BlockNumberFor<T>>,
+		now: BlockNumberFor<T>,
+	) -> DispatchResult {
 		let Some(mut stream) = Records::<T>::get(id) else { return Ok(()) };
-		if stream.wake_at != Some(now) {
-			// Rescheduled or closed since it was put in this bucket.
+		if stream.wake_at != Some(slot) {
+			// Rescheduled or closed since it was queued here.
 			return Ok(());
 		}
 		stream.wake_at = None;
@@ -55,13 +70,13 @@ impl<T: Config> Pallet<T> {
 				let grace_ends = now.saturating_add(stream.grace_period);
 				stream.status = StreamStatus::Suspended { grace_ends };
 				stream.settled_at = now;
-				Self::schedule(id, &mut stream, grace_ends)?;
+				Self::schedule(id, &mut stream, grace_ends);
 				Records::<T>::insert(id, &stream);
 				Self::deposit_event(Event::Suspended { stream: id, grace_ends });
 				T::Observer::on_suspended(stream.reference, id);
 			}
 			StreamStatus::Active { depletes_at } => {
-				Self::schedule(id, &mut stream, depletes_at)?;
+				Self::schedule(id, &mut stream, depletes_at);
 				Records::<T>::insert(id, &stream);
 			}
 			StreamStatus::Suspended { grace_ends } if grace_ends <= now => {
@@ -70,7 +85,7 @@ impl<T: Config> Pallet<T> {
 				T::Observer::on_closed(stream.reference, id, CloseReason::Depleted);
 			}
 			StreamStatus::Suspended { grace_ends } => {
-				Self::schedule(id, &mut stream, grace_ends)?;
+				Self::schedule(id, &mut stream, grace_ends);
 				Records::<T>::insert(id, &stream);
 			}
 			StreamStatus::Pending | StreamStatus::Closed => Records::<T>::insert(id, &stream),
@@ -78,32 +93,23 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// Puts `id` in the first bucket from `at` (and after the current block) that has room.
-	pub(crate) fn schedule(
-		id: StreamId,
-		stream: &mut StreamOf<T>,
-		at: BlockNumberFor<T>,
-	) -> DispatchResult {
+	/// Queues `id` for a wake-up at `at`: in the bucket of `at` (never before the next block) or
+	/// a later one with room, else in the overflow. Never fails: a full queue must not refuse a
+	/// user's call.
+	pub(crate) fn schedule(id: StreamId, stream: &mut StreamOf<T>, at: BlockNumberFor<T>) {
 		let earliest = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
-		let block = buckets::schedule::<Wakeups<T>, _, _, _>(id, at, earliest)
-			.ok_or(Error::<T>::WakeupQueueFull)?;
-		stream.wake_at = Some(block);
-		Ok(())
+		stream.wake_at = Some(buckets::schedule::<WakeupQueue<T>>(id, at, earliest));
 	}
 
-	/// Removes `id` from the bucket it waits in.
+	/// Takes `id` out of the wake-up queue.
 	pub(crate) fn unschedule(id: StreamId, stream: &mut StreamOf<T>) {
-		if let Some(block) = stream.wake_at.take() {
-			buckets::unschedule::<Wakeups<T>, _, _, _>(&id, block);
+		if let Some(slot) = stream.wake_at.take() {
+			buckets::unschedule::<WakeupQueue<T>>(&id, slot);
 		}
 	}
 
-	/// Moves `id` to the bucket of `at`.
-	pub(crate) fn reschedule(
-		id: StreamId,
-		stream: &mut StreamOf<T>,
-		at: BlockNumberFor<T>,
-	) -> DispatchResult {
+	/// Moves `id` to the wake-up `at`.
+	pub(crate) fn reschedule(id: StreamId, stream: &mut StreamOf<T>, at: BlockNumberFor<T>) {
 		Self::unschedule(id, stream);
 		Self::schedule(id, stream, at)
 	}

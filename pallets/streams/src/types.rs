@@ -3,6 +3,7 @@
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use frame::prelude::*;
 use scale_info::TypeInfo;
+use stint_traits::buckets::Slot;
 
 /// Where a stream is in its life.
 #[derive(
@@ -64,8 +65,8 @@ pub struct Stream<
 	/// Everything up to this block is paid.
 	pub settled_at: BlockNumber,
 	pub status: StreamStatus<BlockNumber>,
-	/// The block whose wake-up bucket holds this stream, while it is not closed.
-	pub wake_at: Option<BlockNumber>,
+	/// Where this stream waits for its next wake-up, while it is active or suspended.
+	pub wake_at: Option<Slot<BlockNumber>>,
 	pub depositors: BoundedVec<Deposit<AccountId, Balance>, MaxDepositors>,
 	/// Everything ever deposited.
 	pub deposited: Balance,

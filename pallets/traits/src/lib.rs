@@ -68,12 +68,13 @@ impl<AccountId> StandingBids<AccountId> for () {
 
 /// Where the outcome of every lease is recorded, to build the provider's reputation.
 pub trait ReputationRecorder<AccountId> {
-	/// Records one outcome for `who`.
-	fn record(who: &AccountId, outcome: Outcome);
+	/// Records one outcome for `who`, counting `weight` of a full one: a served lease counts by
+	/// what it delivered (time run and money paid), a fault counts in full.
+	fn record(who: &AccountId, outcome: Outcome, weight: Permill);
 }
 
 impl<AccountId> ReputationRecorder<AccountId> for () {
-	fn record(_: &AccountId, _: Outcome) {}
+	fn record(_: &AccountId, _: Outcome, _: Permill) {}
 }
 
 /// A provider's bond as collateral: part of it can be locked against a lease.
@@ -153,6 +154,8 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	fn depletes_at(id: StreamId) -> Option<BlockNumber>;
 	/// The escrow still held, if the stream is not closed.
 	fn remaining(id: StreamId) -> Option<Balance>;
+	/// Everything the stream paid over its life (payee and treasury), closed or not.
+	fn paid(id: StreamId) -> Option<Balance>;
 }
 
 /// Told about what happens to a stream without its owner asking: a depletion, a top-up during
@@ -210,49 +213,171 @@ pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
 	) -> Result<LeaseId, DispatchError>;
 }
 
-/// Wake-up buckets: a storage map from a block to the bounded list of ids a block hook looks at
-/// in that block. A full bucket spills into the next block, up to [`buckets::MAX_SPILL_BLOCKS`]
-/// blocks; so the hook's work per block is bounded and nothing is ever iterated in full.
+/// The wake-up queue a block hook works through: a storage map from a block to the bounded list
+/// of ids due in it (a bucket), and beside it an overflow queue that takes what no bucket in
+/// reach has room for. Scheduling never fails and never loses an id; the hook's work per block is
+/// bounded (one bucket and [`buckets::overflow_share`] of the overflow), so nothing is ever
+/// iterated in full. Market deadlines and stream wake-ups both use it.
 pub mod buckets {
-	use frame::{deps::frame_support::storage::StorageMap, prelude::*};
+	use alloc::vec::Vec;
+	use codec::{Decode, DecodeWithMemTracking, Encode, FullCodec, MaxEncodedLen};
+	use frame::{
+		deps::frame_support::storage::{IterableStorageMap, StorageMap, StorageValue},
+		prelude::*,
+	};
+	use scale_info::TypeInfo;
 
-	/// How many blocks past its due block an id may spill when buckets are full.
+	/// How many blocks past its due block an id may spill when buckets are full, before it goes
+	/// to the overflow queue.
 	pub const MAX_SPILL_BLOCKS: u32 = 32;
 
-	/// Puts `id` in the first bucket of `Map` from `at` (never before `earliest`) that has room.
-	/// Returns that block, or `None` if every bucket in reach is full.
-	pub fn schedule<Map, Block, Id, Bound>(id: Id, at: Block, earliest: Block) -> Option<Block>
-	where
-		Map: StorageMap<Block, BoundedVec<Id, Bound>, Query = BoundedVec<Id, Bound>>,
-		Block: codec::FullCodec + Copy + Ord + Saturating + One,
-		Id: codec::FullCodec + Clone,
-		Bound: Get<u32>,
-	{
-		let mut block = at.max(earliest);
-		for _ in 0..MAX_SPILL_BLOCKS {
-			if Map::try_mutate(block, |bucket| bucket.try_push(id.clone())).is_ok() {
-				return Some(block);
-			}
-			block = block.saturating_add(One::one());
-		}
-		None
+	/// Where a scheduled id waits: the record that owns the id keeps it, so removing it is one
+	/// write, and a hook that finds an id checks that it still waits there.
+	#[derive(
+		Clone,
+		Copy,
+		PartialEq,
+		Eq,
+		Debug,
+		Encode,
+		Decode,
+		DecodeWithMemTracking,
+		MaxEncodedLen,
+		TypeInfo,
+	)]
+	pub enum Slot<Block> {
+		/// In the bucket of this block.
+		Bucket(Block),
+		/// In the overflow queue, at this position.
+		Overflow(u32),
 	}
 
-	/// Removes `id` from the bucket of `block`, and the bucket itself once empty.
-	pub fn unschedule<Map, Block, Id, Bound>(id: &Id, block: Block)
-	where
-		Map: StorageMap<Block, BoundedVec<Id, Bound>, Query = BoundedVec<Id, Bound>>,
-		Block: codec::FullCodec,
-		Id: codec::FullCodec + PartialEq,
-		Bound: Get<u32>,
-	{
-		Map::mutate_exists(block, |bucket| {
-			if let Some(ids) = bucket {
-				ids.retain(|other| other != id);
-				if ids.is_empty() {
-					*bucket = None;
+	/// The storage of one queue. A pallet declares the three items and names them here.
+	pub trait Queue {
+		/// The block number.
+		type Block: FullCodec + Copy + Ord + Saturating + One;
+		/// What is scheduled.
+		type Id: FullCodec + Clone + PartialEq;
+		/// The most ids in one bucket.
+		type Bound: Get<u32>;
+		/// The buckets, by block.
+		type Buckets: StorageMap<
+				Self::Block,
+				BoundedVec<Self::Id, Self::Bound>,
+				Query = BoundedVec<Self::Id, Self::Bound>,
+			> + IterableStorageMap<Self::Block, BoundedVec<Self::Id, Self::Bound>>;
+		/// The overflow queue, by position.
+		type Overflow: StorageMap<u32, Self::Id, Query = Option<Self::Id>>
+			+ IterableStorageMap<u32, Self::Id>;
+		/// The overflow queue's next position to drain and next free position.
+		type Ends: StorageValue<(u32, u32), Query = (u32, u32)>;
+	}
+
+	/// How many overflow positions a block's hook drains, beside its bucket: a quarter of a
+	/// bucket, at least one. A queue whose buckets are kept full still drains its overflow.
+	pub fn overflow_share<Q: Queue>() -> u32 {
+		(Q::Bound::get() / 4).max(1)
+	}
+
+	/// The most ids a block's hook of `Q` is handed: its bucket and its share of the overflow.
+	pub fn max_due_per_block<Q: Queue>() -> u32 {
+		Q::Bound::get().saturating_add(overflow_share::<Q>())
+	}
+
+	/// Puts `id` in the first bucket from `at` (never before `earliest`) that has room, within
+	/// [`MAX_SPILL_BLOCKS`] blocks; else at the end of the overflow queue.
+	pub fn schedule<Q: Queue>(id: Q::Id, at: Q::Block, earliest: Q::Block) -> Slot<Q::Block> {
+		let mut block = at.max(earliest);
+		for _ in 0..MAX_SPILL_BLOCKS {
+			if Q::Buckets::try_mutate(block, |bucket| bucket.try_push(id.clone())).is_ok() {
+				return Slot::Bucket(block);
+			}
+			let next = block.saturating_add(One::one());
+			if next == block {
+				// The last block there is: no later bucket to spill into.
+				break;
+			}
+			block = next;
+		}
+		let position = Q::Ends::mutate(|(_, tail)| {
+			let position = *tail;
+			*tail = tail.wrapping_add(1);
+			position
+		});
+		Q::Overflow::insert(position, id);
+		Slot::Overflow(position)
+	}
+
+	/// Takes `id` out of `slot`, and an empty bucket out of storage.
+	pub fn unschedule<Q: Queue>(id: &Q::Id, slot: Slot<Q::Block>) {
+		match slot {
+			Slot::Bucket(block) => Q::Buckets::mutate_exists(block, |bucket| {
+				if let Some(ids) = bucket {
+					ids.retain(|other| other != id);
+					if ids.is_empty() {
+						*bucket = None;
+					}
+				}
+			}),
+			Slot::Overflow(position) => {
+				if Q::Overflow::get(position).as_ref() == Some(id) {
+					Q::Overflow::remove(position);
 				}
 			}
-		});
+		}
+	}
+
+	/// What the hook of block `now` looks at: every id in its bucket, then up to
+	/// [`overflow_share`] positions from the head of the overflow queue (whether due or not:
+	/// the caller checks, handles what is due and schedules the rest again). Each with the slot
+	/// it was taken from, which the caller compares with the one its record names. Returns them
+	/// and how many positions were read (holes left by [`unschedule`] count: they cost a read).
+	pub fn take_due<Q: Queue>(now: Q::Block) -> (Vec<(Q::Id, Slot<Q::Block>)>, u32) {
+		let mut due: Vec<_> =
+			Q::Buckets::take(now).into_iter().map(|id| (id, Slot::Bucket(now))).collect();
+		let mut read = due.len() as u32;
+		let (mut head, tail) = Q::Ends::get();
+		let mut drained = 0;
+		while head != tail && drained < overflow_share::<Q>() {
+			if let Some(id) = Q::Overflow::take(head) {
+				due.push((id, Slot::Overflow(head)));
+			}
+			head = head.wrapping_add(1);
+			drained += 1;
+		}
+		if drained > 0 {
+			Q::Ends::put((head, tail));
+			read = read.saturating_add(drained);
+		}
+		(due, read)
+	}
+
+	/// Whether `id` waits in `slot`.
+	pub fn holds<Q: Queue>(id: &Q::Id, slot: Slot<Q::Block>) -> bool {
+		match slot {
+			Slot::Bucket(block) => Q::Buckets::get(block).contains(id),
+			Slot::Overflow(position) => Q::Overflow::get(position).as_ref() == Some(id),
+		}
+	}
+
+	/// Every id the queue holds, with its slot: for invariant checks only (it reads everything).
+	/// Fails if a bucket before `now` was left unprocessed or the overflow holds an id outside
+	/// its ends.
+	pub fn all<Q: Queue>(now: Q::Block) -> Result<Vec<(Q::Id, Slot<Q::Block>)>, &'static str> {
+		let mut found = Vec::new();
+		for (block, ids) in Q::Buckets::iter() {
+			if block < now {
+				return Err("a past bucket was not processed");
+			}
+			found.extend(ids.into_iter().map(|id| (id, Slot::Bucket(block))));
+		}
+		let (head, tail) = Q::Ends::get();
+		for (position, id) in Q::Overflow::iter() {
+			if position.wrapping_sub(head) >= tail.wrapping_sub(head) {
+				return Err("the overflow holds an id outside its ends");
+			}
+			found.push((id, Slot::Overflow(position)));
+		}
+		Ok(found)
 	}
 }

@@ -23,6 +23,13 @@ parameter_types! {
 	pub const AcceptPeriod: BlockNumber = HOURS;
 	pub const MaxTerminationNotice: BlockNumber = DAYS;
 
+	/// A lease counts fully toward its provider's reputation once it ran an hour and paid
+	/// 1 STINT; a shorter or cheaper one counts in proportion.
+	pub const FullCreditBlocks: BlockNumber = HOURS;
+	pub const FullCreditPayment: Balance = STINT;
+	/// A day for the buyer to check an early result and object before it counts.
+	pub const ObjectionWindow: BlockNumber = DAYS;
+
 	/// No protocol take yet; governance may set one.
 	pub const TakeRate: Permill = Permill::zero();
 	pub const TreasuryPalletId: PalletId = PalletId(*b"stint/tr");
@@ -62,6 +69,9 @@ impl pallet_leases::Config for Runtime {
 	type ResultGrace = dynamic_params::leases::ResultGrace;
 	type CheckpointInterval = dynamic_params::leases::CheckpointInterval;
 	type MaxGpusPerLease = ConstU32<16>;
+	type FullCreditBlocks = FullCreditBlocks;
+	type FullCreditPayment = FullCreditPayment;
+	type ObjectionWindow = ObjectionWindow;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
 }
 

@@ -16,8 +16,8 @@ use frame_support::{
 	parameter_types,
 	traits::{ConstBool, ConstU128, ConstU32, ConstU64, ConstU8, VariantCountOf},
 	weights::{
-		constants::{ParityDbWeight, WEIGHT_REF_TIME_PER_SECOND},
-		IdentityFee, Weight,
+		constants::{ExtrinsicBaseWeight, ParityDbWeight, WEIGHT_REF_TIME_PER_SECOND},
+		ConstantMultiplier, Weight,
 	},
 };
 use frame_system::limits::{BlockLength, BlockWeights};
@@ -31,6 +31,7 @@ use super::{
 	Runtime, RuntimeCall, RuntimeEvent, RuntimeFreezeReason, RuntimeHoldReason, RuntimeOrigin,
 	RuntimeTask, System, EXISTENTIAL_DEPOSIT, SLOT_DURATION, VERSION,
 };
+use stint_primitives::{MICRO_STINT, MILLI_STINT};
 
 const NORMAL_DISPATCH_RATIO: Perbill = Perbill::from_percent(75);
 
@@ -114,14 +115,34 @@ impl pallet_balances::Config for Runtime {
 
 parameter_types! {
 	pub FeeMultiplier: Multiplier = Multiplier::one();
+	/// What one byte of an extrinsic costs: 10 µSTINT, so a 24 KiB job spec pays about 0.25 STINT
+	/// for its length and a transfer (about 150 bytes) 0.0015 STINT.
+	pub const TransactionByteFee: Balance = 10 * MICRO_STINT;
+}
+
+/// What the weight of an extrinsic's fixed costs (`ExtrinsicBaseWeight`) costs: 5 mSTINT. With
+/// the base and the length, a balance transfer costs about 0.01 STINT.
+pub const BASE_EXTRINSIC_FEE: Balance = 5 * MILLI_STINT;
+
+/// Fees linear in computation time (proof size is not charged on a solo chain): the weight of
+/// an extrinsic's base costs [`BASE_EXTRINSIC_FEE`], and the rest in proportion.
+pub struct WeightToFee;
+
+impl frame_support::weights::WeightToFee for WeightToFee {
+	type Balance = Balance;
+
+	fn weight_to_fee(weight: &Weight) -> Balance {
+		let base = Balance::from(ExtrinsicBaseWeight::get().ref_time()).max(1);
+		Balance::from(weight.ref_time()).saturating_mul(BASE_EXTRINSIC_FEE) / base
+	}
 }
 
 impl pallet_transaction_payment::Config for Runtime {
 	type RuntimeEvent = RuntimeEvent;
 	type OnChargeTransaction = FungibleAdapter<Balances, ()>;
 	type OperationalFeeMultiplier = ConstU8<5>;
-	type WeightToFee = IdentityFee<Balance>;
-	type LengthToFee = IdentityFee<Balance>;
+	type WeightToFee = WeightToFee;
+	type LengthToFee = ConstantMultiplier<Balance, TransactionByteFee>;
 	type FeeMultiplierUpdate = ConstFeeMultiplier<FeeMultiplier>;
 	type WeightInfo = pallet_transaction_payment::weights::SubstrateWeight<Runtime>;
 }

@@ -98,6 +98,17 @@ impl Books {
 		Market::do_try_state().expect("market invariants");
 		Leases::do_try_state().expect("lease invariants");
 		Streams::do_try_state().expect("stream invariants");
+		// Across pallets: each provider's locked collateral is exactly what its standing bids
+		// and live leases claim (a slash never shrinks it below that).
+		for (provider, ledger) in pallet_bonds::Ledgers::<Runtime>::iter() {
+			let in_bids: Balance = pallet_market::Bids::<Runtime>::iter()
+				.filter(|(_, who, _)| *who == provider)
+				.map(|(_, _, bid)| bid.collateral)
+				.sum();
+			let in_leases: Balance =
+				Leases::leases_of(&provider).into_iter().map(|(_, lease)| lease.collateral).sum();
+			assert_eq!(ledger.locked, in_bids + in_leases, "locked collateral of {provider}");
+		}
 		assert_eq!(Balances::total_issuance(), self.issuance - burnt, "issuance");
 		let everywhere: Balance = frame_system::Account::<Runtime>::iter()
 			.map(|(_, info)| info.data.free + info.data.reserved)

@@ -69,6 +69,29 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 	});
 }
 
+#[test]
+fn fees_price_computation_and_length_as_a_real_chain_would() {
+	use crate::{RuntimeCall, TransactionPayment};
+	use polkadot_sdk::frame_support::dispatch::GetDispatchInfo;
+	use stint_primitives::{MILLI_STINT, STINT};
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let transfer =
+			RuntimeCall::Balances(polkadot_sdk::pallet_balances::Call::transfer_keep_alive {
+				dest: Sr25519Keyring::Bob.to_account_id().into(),
+				value: STINT,
+			});
+		// A signed transfer: the call, an address, a signature and the extensions.
+		let len = transfer.encoded_size() as u32 + 110;
+		let fee = TransactionPayment::compute_fee(len, &transfer.get_dispatch_info(), 0);
+		assert!(
+			(5 * MILLI_STINT..20 * MILLI_STINT).contains(&fee),
+			"a transfer costs about 0.01 STINT, not {fee}"
+		);
+		// Length has a real price: the bytes of a large job spec alone cost a quarter STINT.
+		assert!(TransactionPayment::length_to_fee(24 * 1024) >= 200 * MILLI_STINT);
+	});
+}
+
 mod attacks;
 mod lifecycle;
 mod metadata;
