@@ -54,6 +54,7 @@ fn order_json(id: u64, o: &OrderRecord) -> Value {
 		"max_price_per_block": o.terms.max_price_per_block,
 		"duration_blocks": o.terms.duration,
 		"deposit": o.deposit,
+		"storage_deposit": o.storage_deposit,
 		"bids_close_at": o.bids_close_at,
 		"auto_accept": o.terms.auto_accept,
 		"bid_count": o.bid_count,
@@ -124,6 +125,7 @@ pub fn order(id: u64, o: &OrderRecord, bids: &[(AccountId, BidRecord)], as_json:
 		None => println!("duration         open-ended (runs while funded)"),
 	}
 	println!("escrow           {}", format_stint(o.deposit));
+	println!("storage deposit  {}", format_stint(o.storage_deposit));
 	println!(
 		"bids close at    #{} ({})",
 		o.bids_close_at,

@@ -22,7 +22,7 @@ async fn node() -> Result<(TestNode, Client)> {
 	assert!(common::docker_available(), "these tests need a Docker engine");
 	let node = TestNode::dev()?;
 	node.wait_for_rpc(Duration::from_secs(90))?;
-	let client = Client::connect(&node.ws_url()).await?;
+	let client = common::chain::connect(&node.ws_url()).await?;
 	Ok((node, client))
 }
 

@@ -1,4 +1,5 @@
-//! `stint order`: buyers post, list, show, cancel orders and accept bids.
+//! `stint order`: buyers post, list, show, cancel orders and accept bids; anyone prunes old
+//! leased orders.
 
 use std::path::PathBuf;
 
@@ -28,6 +29,9 @@ pub enum OrderCmd {
 	Show { order: u64 },
 	/// Cancels an open order: everything is refunded.
 	Cancel { order: u64 },
+	/// Prunes a leased order a week after its lease ended, with its lease and stream: the
+	/// storage deposit goes back to the buyer (a tenth to you, if you are not the buyer).
+	Reap { order: u64 },
 	/// Accepts a provider's bid as it stands now (its price and devices are named in the
 	/// transaction: if the provider changes its bid before it lands, the chain refuses it).
 	Accept {
@@ -76,6 +80,9 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 		}
 		OrderCmd::Cancel { order } => {
 			ctx.send(&tx.market().cancel_order(*order)).await?;
+		}
+		OrderCmd::Reap { order } => {
+			ctx.send(&tx.market().reap_order(*order)).await?;
 		}
 		OrderCmd::Accept { order, provider, max_price } => {
 			let provider = parse_account(provider)?;

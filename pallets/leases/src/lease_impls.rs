@@ -4,7 +4,7 @@
 use crate::WeightInfo;
 use crate::{
 	Config, Error, Event, LeaseOf, LeaseStatus, Leases, LiveLeases, NextLeaseId, Pallet,
-	TerminationReason, WorkerSignature,
+	PendingVerdicts, TerminationReason, WorkerSignature,
 };
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
 use stint_primitives::{
@@ -69,6 +69,26 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			ack_by,
 		});
 		Ok(id)
+	}
+
+	fn ended_at(lease: LeaseId) -> Option<BlockNumberFor<T>> {
+		Leases::<T>::get(lease).and_then(|lease| lease.ended_at)
+	}
+
+	fn reap(id: LeaseId) -> DispatchResult {
+		let lease = Self::lease(id)?;
+		ensure!(!lease.status.is_live(), Error::<T>::LeaseLive);
+		if let Some(verdict) = PendingVerdicts::<T>::get(id) {
+			// Nobody objected in time: the early result counts as it said.
+			ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
+			PendingVerdicts::<T>::remove(id);
+			T::Reputation::record(&lease.provider, verdict.outcome, verdict.weight);
+			Self::deposit_event(Event::VerdictRecorded { lease: id, outcome: verdict.outcome });
+		}
+		T::Streams::reap(lease.stream)?;
+		Leases::<T>::remove(id);
+		Self::deposit_event(Event::Reaped { lease: id });
+		Ok(())
 	}
 }
 

@@ -150,7 +150,8 @@ pub mod pallet {
 		type BenchmarkHelper: BenchmarkHelper<Self::AccountId, Self::Balance>;
 	}
 
-	/// Every lease, by id. Ended leases stay, with their result.
+	/// Every lease, by id. Ended leases stay, with their result, until the market prunes their
+	/// order (`Market.reap_order`, after its retention period).
 	#[pallet::storage]
 	pub type Leases<T: Config> = StorageMap<_, Blake2_128Concat, LeaseId, LeaseOf<T>, OptionQuery>;
 
@@ -255,6 +256,11 @@ pub mod pallet {
 			/// What was recorded: the provider's outcome, or `Objected`.
 			outcome: Outcome,
 		},
+		/// An ended lease's record (and its stream's) was pruned with its order.
+		Reaped {
+			/// The lease.
+			lease: LeaseId,
+		},
 		/// The lease ended without a result.
 		Terminated {
 			/// The lease.
@@ -312,6 +318,8 @@ pub mod pallet {
 		ObjectionWindowClosed,
 		/// The objection window is still open: only the buyer may settle the verdict now.
 		ObjectionWindowOpen,
+		/// The lease is live: only an ended one may be pruned.
+		LeaseLive,
 	}
 
 	#[pallet::hooks]

@@ -646,3 +646,26 @@ fn a_lease_closed_at_once_earns_no_reputation() {
 		assert_eq!(weighted_outcomes(), vec![(PROVIDER, Outcome::Completed, Permill::zero())]);
 	});
 }
+
+#[test]
+fn only_an_ended_lease_is_pruned_and_its_pending_verdict_counts_first() {
+	ExtBuilder::build_and_execute(|| {
+		let reap = |id| <Leases as LeaseFactory<_, _, _>>::reap(id);
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		assert_noop!(reap(id), Error::<Test>::LeaseLive);
+		run_to_block(21);
+		assert_ok!(submit(id, commitment(0)));
+		assert_eq!(<Leases as LeaseFactory<_, _, _>>::ended_at(id), Some(21));
+		assert_noop!(reap(id), Error::<Test>::ObjectionWindowOpen);
+		run_to_block(21 + OBJECTION_WINDOW + 1);
+		let stream = lease(id).stream;
+		assert_ok!(reap(id));
+		// Nobody objected: the result counts as it said, and the records are gone.
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed)]);
+		assert!(crate::Leases::<Test>::get(id).is_none());
+		assert!(pallet_streams::Records::<Test>::get(stream).is_none());
+		assert!(PendingVerdicts::<Test>::get(id).is_none());
+		assert_eq!(last_event(), Event::Reaped { lease: id });
+	});
+}

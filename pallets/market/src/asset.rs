@@ -56,9 +56,10 @@ pub fn release_bid_deposit<T: Config>(
 	release::<T>(HoldReason::BidDeposit, provider, amount)
 }
 
-/// Pays a bid's deposit to `to` (the buyer of an order its provider failed).
-pub fn forfeit_bid_deposit<T: Config>(
-	provider: &T::AccountId,
+/// Pays `amount` held on `from` for `reason` into `to`'s free balance.
+fn pay_held<T: Config>(
+	reason: HoldReason,
+	from: &T::AccountId,
 	to: &T::AccountId,
 	amount: BalanceOf<T>,
 ) -> DispatchResult {
@@ -66,8 +67,8 @@ pub fn forfeit_bid_deposit<T: Config>(
 		return Ok(());
 	}
 	T::Currency::transfer_on_hold(
-		&HoldReason::BidDeposit.into(),
-		provider,
+		&reason.into(),
+		from,
 		to,
 		amount,
 		Precision::Exact,
@@ -75,6 +76,45 @@ pub fn forfeit_bid_deposit<T: Config>(
 		Fortitude::Force,
 	)
 	.map(|_| ())
+}
+
+/// Pays a bid's deposit to `to` (the buyer of an order its provider failed).
+pub fn forfeit_bid_deposit<T: Config>(
+	provider: &T::AccountId,
+	to: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	pay_held::<T>(HoldReason::BidDeposit, provider, to, amount)
+}
+
+/// Holds an order's storage deposit on its buyer.
+pub fn hold_storage_deposit<T: Config>(
+	buyer: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	hold::<T>(HoldReason::StorageDeposit, buyer, amount)
+}
+
+/// Returns an order's storage deposit to its buyer.
+pub fn release_storage_deposit<T: Config>(
+	buyer: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	release::<T>(HoldReason::StorageDeposit, buyer, amount)
+}
+
+/// Pays part of an order's storage deposit to whoever pruned it.
+pub fn reward_reaper<T: Config>(
+	buyer: &T::AccountId,
+	reaper: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	pay_held::<T>(HoldReason::StorageDeposit, buyer, reaper, amount)
+}
+
+/// Storage deposits held on `who`, in all its orders.
+pub fn storage_deposits_held<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
+	T::Currency::balance_on_hold(&HoldReason::StorageDeposit.into(), who)
 }
 
 /// Order escrow held on `who`, in all its orders.

@@ -218,6 +218,7 @@ impl<T: Config> Pallet<T> {
 			Self::release_bid(&provider, &bid, true)?;
 		}
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
+		asset::release_storage_deposit::<T>(&order.buyer, order.storage_deposit)?;
 		Self::unschedule(id, &mut order);
 		OpenOrders::<T>::remove(id);
 		Orders::<T>::remove(id);
@@ -258,8 +259,11 @@ impl<T: Config> Pallet<T> {
 		let now = frame_system::Pallet::<T>::block_number();
 		let mut escrow: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let mut storage: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut open = 0usize;
 		for (id, order) in Orders::<T>::iter() {
+			let entry = storage.entry(order.buyer.clone()).or_default();
+			*entry = entry.saturating_add(order.storage_deposit);
 			ensure!(id < NextOrderId::<T>::get(), "an order id is not below NextOrderId");
 			let bids: Vec<_> = Bids::<T>::iter_prefix(id).collect();
 			ensure!(bids.len() as u32 == order.bid_count, "an order's bid count is wrong");
@@ -297,6 +301,12 @@ impl<T: Config> Pallet<T> {
 				let entry = deposits.entry(provider).or_default();
 				*entry = entry.saturating_add(bid.deposit);
 			}
+		}
+		for (who, amount) in storage {
+			ensure!(
+				asset::storage_deposits_held::<T>(&who) == amount,
+				"a buyer's storage deposit hold differs from its orders"
+			);
 		}
 		for (who, amount) in escrow {
 			ensure!(asset::escrow_held::<T>(&who) == amount, "a buyer's escrow hold is wrong");

@@ -52,7 +52,7 @@ fn worst_terms<T: Config>(auto_accept: bool) -> TermsOf<T> {
 			region: None,
 			min_reputation: Permill::zero(),
 		},
-		max_price_per_block: T::Currency::minimum_balance(),
+		max_price_per_block: T::Currency::minimum_balance().saturating_mul(2u32.into()),
 		duration: Some(1_000u32.into()),
 		bid_window: T::MinBidWindow::get(),
 		auto_accept,
@@ -69,7 +69,8 @@ fn order_with_bids<T: Config>(index: u32, bids: u32, auto_accept: bool) -> (T::A
 	for b in 0..bids {
 		let (provider, devices) =
 			T::BenchmarkHelper::provider(index * 1_000 + b, T::MaxGpusPerOrder::get());
-		Pallet::<T>::do_place_bid(provider, id, T::Currency::minimum_balance(), devices).unwrap();
+		let price = T::Currency::minimum_balance().saturating_mul(2u32.into());
+		Pallet::<T>::do_place_bid(provider, id, price, devices).unwrap();
 	}
 	(buyer, id)
 }
@@ -88,19 +89,23 @@ mod benches {
 		assert!(Orders::<T>::contains_key(0));
 	}
 
+	/// On a full order, which it enters by taking the place of the worst bid.
 	#[benchmark]
 	fn place_bid() {
-		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get() - 1, true);
+		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
 		let (provider, devices) = T::BenchmarkHelper::provider(999, T::MaxGpusPerOrder::get());
 		#[extrinsic_call]
 		_(RawOrigin::Signed(provider.clone()), id, T::Currency::minimum_balance(), devices);
 		assert!(Bids::<T>::contains_key(id, provider));
 	}
 
+	/// Late in the window: the deposit goes to the buyer.
 	#[benchmark]
 	fn retract_bid() {
 		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
 		let (provider, _) = Bids::<T>::iter_prefix(id).next().unwrap();
+		let close = Orders::<T>::get(id).unwrap().bids_close_at;
+		frame_system::Pallet::<T>::set_block_number(close.saturating_sub(One::one()));
 		#[extrinsic_call]
 		_(RawOrigin::Signed(provider.clone()), id);
 		assert!(!Bids::<T>::contains_key(id, provider));
@@ -122,6 +127,26 @@ mod benches {
 		#[extrinsic_call]
 		_(RawOrigin::Signed(buyer), id, provider, bid.price_per_block, bid.devices.to_vec());
 		assert!(matches!(Orders::<T>::get(id).unwrap().status, OrderStatus::Leased { .. }));
+	}
+
+	/// Prunes a leased order with its lease and stream, paying the reaper.
+	#[benchmark]
+	fn reap_order() {
+		let (buyer, id) = order_with_bids::<T>(0, 1, false);
+		let provider = Pallet::<T>::ranking(id).pop().unwrap();
+		let bid = Bids::<T>::get(id, &provider).unwrap();
+		Pallet::<T>::do_accept_bid(&buyer, id, &provider, bid.price_per_block, &bid.devices)
+			.unwrap();
+		let OrderStatus::Leased { lease } = Orders::<T>::get(id).unwrap().status else {
+			panic!("the bid was accepted")
+		};
+		T::BenchmarkHelper::end_lease(lease);
+		let now = frame_system::Pallet::<T>::block_number();
+		frame_system::Pallet::<T>::set_block_number(now.saturating_add(T::Retention::get()));
+		let reaper: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(reaper), id);
+		assert!(!Orders::<T>::contains_key(id));
 	}
 
 	/// `n` orders close in the same block, each with `MaxBidsPerOrder` bids to rank and release.

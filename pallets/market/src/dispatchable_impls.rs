@@ -6,7 +6,7 @@ use crate::{
 };
 use frame::prelude::*;
 use stint_primitives::{is_pinned_image, DeviceId};
-use stint_traits::{ProviderCollateral, ProviderRegistry};
+use stint_traits::{LeaseFactory, ProviderCollateral, ProviderRegistry};
 
 impl<T: Config> Pallet<T> {
 	pub(crate) fn do_create_order(
@@ -27,6 +27,7 @@ impl<T: Config> Pallet<T> {
 			spec,
 			terms,
 			deposit,
+			storage_deposit: Zero::zero(),
 			created_at: now,
 			bids_close_at,
 			status: OrderStatus::Open,
@@ -35,6 +36,10 @@ impl<T: Config> Pallet<T> {
 			deadline: None,
 		};
 		Self::schedule(id, &mut order, bids_close_at);
+		// Priced on the order as it is stored (the balance is fixed-width: setting it does not
+		// change the size).
+		order.storage_deposit = Self::storage_deposit_for(&order);
+		asset::hold_storage_deposit::<T>(&order.buyer, order.storage_deposit)?;
 		Orders::<T>::insert(id, order);
 		OpenOrders::<T>::insert(id, ());
 		NextOrderId::<T>::put(id.saturating_add(1));
@@ -71,6 +76,40 @@ impl<T: Config> Pallet<T> {
 		}
 		.max(T::MinOrderDeposit::get());
 		ensure!(deposit >= least, Error::<T>::DepositTooLow);
+		Ok(())
+	}
+
+	/// What keeping `order` costs: `StorageDepositBase`, and `StorageDepositPerByte` for every
+	/// byte of it (its lease and stream are small and bounded: the base covers them).
+	pub(crate) fn storage_deposit_for(order: &crate::OrderOf<T>) -> BalanceOf<T> {
+		let bytes: BalanceOf<T> = (order.encoded_size() as u32).into();
+		T::StorageDepositBase::get()
+			.saturating_add(T::StorageDepositPerByte::get().saturating_mul(bytes))
+	}
+
+	pub(crate) fn do_reap_order(reaper: &T::AccountId, id: OrderId) -> DispatchResult {
+		let order = Orders::<T>::get(id).ok_or(Error::<T>::UnknownOrder)?;
+		let OrderStatus::Leased { lease } = order.status else {
+			return Err(Error::<T>::NotLeased.into());
+		};
+		let ended = T::Leases::ended_at(lease).ok_or(Error::<T>::LeaseNotEnded)?;
+		let now = frame_system::Pallet::<T>::block_number();
+		ensure!(now >= ended.saturating_add(T::Retention::get()), Error::<T>::RetentionNotOver);
+		T::Leases::reap(lease)?;
+		Orders::<T>::remove(id);
+		let reward = if reaper == &order.buyer {
+			Zero::zero()
+		} else {
+			T::ReapReward::get().mul_floor(order.storage_deposit)
+		};
+		asset::reward_reaper::<T>(&order.buyer, reaper, reward)?;
+		asset::release_storage_deposit::<T>(&order.buyer, order.storage_deposit - reward)?;
+		Self::deposit_event(Event::OrderReaped {
+			order: id,
+			lease,
+			reaper: reaper.clone(),
+			reward,
+		});
 		Ok(())
 	}
 

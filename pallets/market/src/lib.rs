@@ -38,6 +38,8 @@ pub type BalanceOf<T> =
 /// What the benchmarks need from other pallets.
 #[cfg(feature = "runtime-benchmarks")]
 pub trait BenchmarkHelper<AccountId> {
+	/// Ends `lease` now, as its provider's result would.
+	fn end_lease(lease: LeaseId);
 	/// A funded, bonded, active provider with `gpus` registered devices that meet requirements
 	/// with no minimums, none of them committed.
 	fn provider(index: u32, gpus: u32) -> (AccountId, alloc::vec::Vec<DeviceId>);
@@ -128,6 +130,28 @@ pub mod pallet {
 		#[pallet::no_default]
 		type AcceptPeriod: Get<BlockNumberFor<Self>>;
 
+		/// Held from a buyer for each order whatever its size; it also covers the order's lease
+		/// and payment stream, whose records are small and bounded.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type StorageDepositBase: Get<BalanceOf<Self>>;
+
+		/// Held from a buyer per byte of its order (the job spec, mostly).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type StorageDepositPerByte: Get<BalanceOf<Self>>;
+
+		/// Blocks after its lease ends that a leased order, its lease and its stream stay
+		/// readable (for the buyer to fetch and check the results); then anyone may prune them.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type Retention: Get<BlockNumberFor<Self>>;
+
+		/// The part of an order's storage deposit paid to whoever prunes it, if not its buyer.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type ReapReward: Get<Permill>;
+
 		/// The longest termination notice an order may ask for.
 		#[pallet::constant]
 		#[pallet::no_default]
@@ -169,9 +193,14 @@ pub mod pallet {
 		/// The deposit of a standing bid, held on its provider.
 		#[codec(index = 1)]
 		BidDeposit,
+		/// The storage deposit of an order (and of its lease and stream), held on its buyer
+		/// until they are pruned.
+		#[codec(index = 2)]
+		StorageDeposit,
 	}
 
-	/// Open and leased orders. Cancelled and expired orders are removed.
+	/// Open and leased orders. Cancelled and expired orders are removed at once, leased ones
+	/// `Retention` blocks after their lease ended, by `reap_order`.
 	#[pallet::storage]
 	pub type Orders<T: Config> = StorageMap<_, Blake2_128Concat, OrderId, OrderOf<T>, OptionQuery>;
 
@@ -311,6 +340,18 @@ pub mod pallet {
 			/// Returned to the buyer.
 			refunded: BalanceOf<T>,
 		},
+		/// A leased order was pruned, with its lease and stream, `Retention` after the lease
+		/// ended: its storage deposit went back to its buyer, but for the reaper's reward.
+		OrderReaped {
+			/// The order.
+			order: OrderId,
+			/// Its lease, pruned too.
+			lease: LeaseId,
+			/// Who pruned it.
+			reaper: T::AccountId,
+			/// Paid to the reaper from the storage deposit.
+			reward: BalanceOf<T>,
+		},
 		/// An order found no (usable) bid in time; everything was returned.
 		OrderExpired {
 			/// The order.
@@ -358,6 +399,12 @@ pub mod pallet {
 		TooManyDevices,
 		/// This provider already bid on this order.
 		AlreadyBid,
+		/// The order has no lease: an open order is cancelled or expires instead of being pruned.
+		NotLeased,
+		/// The order's lease has not ended.
+		LeaseNotEnded,
+		/// The order's lease ended less than `Retention` blocks ago.
+		RetentionNotOver,
 		/// The order already has `MaxBidsPerOrder` bids, and this one is not cheaper than the
 		/// worst of them.
 		TooManyBids,
@@ -456,6 +503,15 @@ pub mod pallet {
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)
+		}
+
+		/// Prunes a leased order whose lease ended at least `Retention` blocks ago, with its
+		/// lease and payment stream. Anyone may: the caller, unless it is the buyer, gets
+		/// `ReapReward` of the order's storage deposit; the buyer gets the rest back.
+		#[pallet::call_index(5)]
+		pub fn reap_order(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_reap_order(&who, order)
 		}
 	}
 }

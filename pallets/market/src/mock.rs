@@ -78,6 +78,14 @@ pub const BOND: Balance = 1_000;
 pub const COLLATERAL_PER_GPU: Balance = 100;
 pub const BID_DEPOSIT: Balance = 10;
 pub const ACCEPT_PERIOD: u64 = 10;
+pub const RETENTION: u64 = 20;
+
+parameter_types! {
+	/// Storage deposits are zero unless a test sets them, so that other tests count escrow only.
+	pub static StorageDepositBase: Balance = 0;
+	pub static StorageDepositPerByte: Balance = 0;
+	pub ReapReward: Permill = Permill::from_percent(10);
+}
 pub const ACCOUNTS: [u64; 8] = [BUYER, OTHER_BUYER, P1, P2, P3, PAUSED, P4, 99];
 
 /// `P1`'s worker key for its devices 0..4, as an account.
@@ -113,6 +121,8 @@ pub struct FakeLease {
 	pub escrow: Balance,
 	pub duration: Option<u64>,
 	pub collateral: Balance,
+	pub ended_at: Option<u64>,
+	pub reaped: bool,
 }
 
 // The stand-ins keep their state in storage, so that a rolled-back attempt leaves no trace.
@@ -242,9 +252,30 @@ impl LeaseFactory<u64, Balance, u64> for FakeLeases {
 			escrow: lease.escrow,
 			duration: lease.duration,
 			collateral: lease.collateral,
+			ended_at: None,
+			reaped: false,
 		});
 		Ok(id)
 	}
+
+	fn ended_at(lease: LeaseId) -> Option<u64> {
+		leases().get(lease as usize).and_then(|l| l.ended_at)
+	}
+
+	fn reap(lease: LeaseId) -> DispatchResult {
+		let mut all = leases();
+		let l = all.get_mut(lease as usize).ok_or(DispatchError::Other("UnknownLease"))?;
+		ensure!(l.ended_at.is_some() && !l.reaped, DispatchError::Other("LeaseLive"));
+		l.reaped = true;
+		FakeLeaseList::put(all);
+		Ok(())
+	}
+}
+
+/// Ends the stand-in `lease` now, as a result would (its collateral stays counted as locked
+/// by the stand-in: the market does not unlock it).
+pub fn end_lease(lease: LeaseId) {
+	FakeLeaseList::mutate(|all| all[lease as usize].ended_at = Some(System::block_number()));
 }
 
 #[derive_impl(pallet_market::config_preludes::TestDefaultConfig)]
@@ -257,6 +288,10 @@ impl pallet_market::Config for Test {
 	type CollateralPerGpu = ConstU64<COLLATERAL_PER_GPU>;
 	type BidDeposit = ConstU64<BID_DEPOSIT>;
 	type MinOrderDeposit = ConstU64<1_000>;
+	type StorageDepositBase = StorageDepositBase;
+	type StorageDepositPerByte = StorageDepositPerByte;
+	type Retention = ConstU64<RETENTION>;
+	type ReapReward = ReapReward;
 	type MinBidWindow = ConstU64<2>;
 	type MaxBidWindow = ConstU64<100>;
 	type AcceptPeriod = ConstU64<ACCEPT_PERIOD>;
@@ -276,6 +311,10 @@ pub struct FakeProviders;
 use frame::traits::fungible::Mutate;
 #[cfg(feature = "runtime-benchmarks")]
 impl crate::BenchmarkHelper<u64> for FakeProviders {
+	fn end_lease(lease: LeaseId) {
+		end_lease(lease)
+	}
+
 	fn provider(index: u32, gpus: u32) -> (u64, Vec<DeviceId>) {
 		let who = 1_000 + u64::from(index);
 		Balances::set_balance(&who, ENDOWMENT);
@@ -339,6 +378,10 @@ pub fn run_to_block(n: u64) {
 		Streams::on_initialize(next);
 		Market::on_initialize(next);
 	}
+}
+
+pub fn storage_deposits(who: u64) -> Balance {
+	Balances::balance_on_hold(&HoldReason::StorageDeposit.into(), &who)
 }
 
 pub fn escrow(who: u64) -> Balance {

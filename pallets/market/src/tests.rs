@@ -598,6 +598,60 @@ fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
 }
 
 #[test]
+fn an_order_pays_for_its_storage_until_it_is_pruned() {
+	ExtBuilder::build_and_execute(|| {
+		StorageDepositBase::set(50);
+		StorageDepositPerByte::set(2);
+		let cancelled = create(BUYER, terms(), 1_000);
+		let storage = order(cancelled).storage_deposit;
+		assert_eq!(storage, 50 + 2 * order(cancelled).encoded_size() as u64);
+		assert_eq!(storage_deposits(BUYER), storage);
+		assert_eq!(free(BUYER), ENDOWMENT - 1_000 - storage);
+		// Cancelled or expired: gone at once, the deposit back.
+		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), cancelled));
+		assert_eq!((storage_deposits(BUYER), free(BUYER)), (0, ENDOWMENT));
+
+		// Leased: it stays while the lease runs and `RETENTION` blocks after its end.
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 5);
+		run_to_block(11);
+		let OrderStatus::Leased { lease } = order(id).status else { panic!("leased") };
+		let reap = |who| Market::reap_order(RuntimeOrigin::signed(who), id);
+		assert_noop!(reap(OTHER_BUYER), Error::<Test>::LeaseNotEnded);
+		end_lease(lease);
+		run_to_block(11 + RETENTION - 1);
+		assert_noop!(reap(OTHER_BUYER), Error::<Test>::RetentionNotOver);
+		run_to_block(11 + RETENTION);
+		let (buyer, reaper) = (free(BUYER), free(OTHER_BUYER));
+		assert_ok!(reap(OTHER_BUYER));
+		// Anyone may prune it, for a tenth of the deposit; the buyer gets the rest back.
+		let reward = storage / 10;
+		assert_eq!(free(OTHER_BUYER), reaper + reward);
+		assert_eq!(free(BUYER), buyer + storage - reward);
+		assert_eq!(storage_deposits(BUYER), 0);
+		assert!(Orders::<Test>::get(id).is_none() && leases()[lease as usize].reaped);
+		assert_eq!(
+			last_event(),
+			Event::OrderReaped { order: id, lease, reaper: OTHER_BUYER, reward }
+		);
+		assert_noop!(reap(OTHER_BUYER), Error::<Test>::UnknownOrder);
+		StorageDepositBase::set(0);
+		StorageDepositPerByte::set(0);
+	});
+}
+
+#[test]
+fn an_open_order_is_not_pruned() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		assert_noop!(
+			Market::reap_order(RuntimeOrigin::signed(OTHER_BUYER), id),
+			Error::<Test>::NotLeased
+		);
+	});
+}
+
+#[test]
 fn try_state_catches_escrow_that_does_not_add_up() {
 	ExtBuilder::build().execute_with(|| {
 		let id = create(BUYER, terms(), 1_000);

@@ -67,6 +67,8 @@ pub struct Order<AccountId, Balance, BlockNumber> {
 	pub terms: OrderTerms<Balance, BlockNumber>,
 	/// The escrow held on the buyer while the order is open (zero once leased).
 	pub deposit: Balance,
+	/// Held on the buyer for the order's storage (and its lease's and stream's) until pruned.
+	pub storage_deposit: Balance,
 	pub created_at: BlockNumber,
 	/// The first block in which bids are refused.
 	pub bids_close_at: BlockNumber,

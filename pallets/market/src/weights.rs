@@ -15,6 +15,7 @@ pub trait WeightInfo {
 	fn retract_bid() -> Weight;
 	fn cancel_order() -> Weight;
 	fn accept_bid() -> Weight;
+	fn reap_order() -> Weight;
 	/// The block hook with `n` orders due, each with `MaxBidsPerOrder` bids.
 	fn on_initialize(n: u32) -> Weight;
 }
@@ -52,6 +53,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 				.saturating_add(T::DbWeight::get().reads_writes(12, 12)),
 		)
 	}
+	/// The order, the lease, its verdict, the stream, the registry record, two holds.
+	fn reap_order() -> Weight {
+		Weight::from_parts(80_000_000, 12_000).saturating_add(T::DbWeight::get().reads_writes(7, 7))
+	}
 	/// Per order: rank the bids (each provider's reputation) and try the best three.
 	fn on_initialize(n: u32) -> Weight {
 		Weight::from_parts(5_000_000, 2_000)
@@ -81,6 +86,9 @@ impl WeightInfo for () {
 	}
 	fn accept_bid() -> Weight {
 		Weight::from_parts(800_000_000, 124_000)
+	}
+	fn reap_order() -> Weight {
+		Weight::from_parts(80_000_000, 12_000)
 	}
 	fn on_initialize(n: u32) -> Weight {
 		Weight::from_parts(5_000_000 + 800_000_000 * n as u64, 2_000 + 124_000 * n as u64)

@@ -111,7 +111,8 @@ pub mod pallet {
 		StreamEscrow,
 	}
 
-	/// Every stream, by id. Closed streams stay, with their final accounts.
+	/// Every stream, by id. Closed streams stay, with their final accounts, until their owner
+	/// (the lease) is pruned.
 	#[pallet::storage]
 	pub type Records<T: Config> =
 		StorageMap<_, Blake2_128Concat, StreamId, StreamOf<T>, OptionQuery>;
@@ -208,6 +209,11 @@ pub mod pallet {
 			/// Everything refunded to depositors.
 			refunded: BalanceOf<T>,
 		},
+		/// A closed stream's record was pruned, with its owner's.
+		Reaped {
+			/// The stream.
+			stream: StreamId,
+		},
 	}
 
 	#[pallet::error]
@@ -235,6 +241,8 @@ pub mod pallet {
 		NotPayer,
 		/// The stream has already started.
 		AlreadyStarted,
+		/// The stream is still open: only a closed one may be pruned.
+		StreamOpen,
 	}
 
 	#[pallet::hooks]

@@ -93,6 +93,14 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 	fn paid(id: StreamId) -> Option<BalanceOf<T>> {
 		Records::<T>::get(id).map(|s| s.paid)
 	}
+
+	fn reap(id: StreamId) -> DispatchResult {
+		let stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
+		ensure!(stream.status == StreamStatus::Closed, Error::<T>::StreamOpen);
+		Records::<T>::remove(id);
+		Self::deposit_event(Event::Reaped { stream: id });
+		Ok(())
+	}
 }
 
 impl<T: Config> Pallet<T> {

@@ -378,3 +378,17 @@ fn try_state_catches_money_that_does_not_add_up() {
 		assert!(Streams::do_try_state().is_err());
 	});
 }
+
+#[test]
+fn only_a_closed_stream_is_pruned() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open(10, 1_000);
+		let reap = |id| <Streams as PaymentStreams<_, _, _>>::reap(id);
+		assert_noop!(reap(id), Error::<Test>::StreamOpen);
+		assert_noop!(reap(id + 1), Error::<Test>::UnknownStream);
+		run_to_block(11);
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
+		assert_ok!(reap(id));
+		assert!(Records::<Test>::get(id).is_none());
+	});
+}

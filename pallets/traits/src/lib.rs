@@ -154,6 +154,8 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	fn depletes_at(id: StreamId) -> Option<BlockNumber>;
 	/// The escrow still held, if the stream is not closed.
 	fn remaining(id: StreamId) -> Option<Balance>;
+	/// Removes a closed stream's record. Refused while it is open.
+	fn reap(id: StreamId) -> DispatchResult;
 	/// Everything the stream paid over its life (payee and treasury), closed or not.
 	fn paid(id: StreamId) -> Option<Balance>;
 }
@@ -211,6 +213,12 @@ pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
 	fn create_lease(
 		lease: NewLease<AccountId, Balance, BlockNumber>,
 	) -> Result<LeaseId, DispatchError>;
+	/// The block `lease` ended in, if it exists and has ended.
+	fn ended_at(lease: LeaseId) -> Option<BlockNumber>;
+	/// Removes an ended lease and its payment stream from storage, recording a verdict still
+	/// pending on an early result. Refused while the lease is live or its objection window is
+	/// open.
+	fn reap(lease: LeaseId) -> DispatchResult;
 }
 
 /// The wake-up queue a block hook works through: a storage map from a block to the bounded list

@@ -8,7 +8,7 @@ use sp_runtime::{traits::AccountIdConversion, Permill};
 use super::dynamic_params;
 use crate::{
 	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Providers, Runtime,
-	RuntimeHoldReason, Streams, DAYS, HOURS, STINT,
+	RuntimeHoldReason, Streams, DAYS, HOURS, MICRO_STINT, MILLI_STINT, STINT,
 };
 
 parameter_types! {
@@ -22,6 +22,14 @@ parameter_types! {
 	pub const MaxBidWindow: BlockNumber = DAYS;
 	pub const AcceptPeriod: BlockNumber = HOURS;
 	pub const MaxTerminationNotice: BlockNumber = DAYS;
+	/// Storage deposits: 0.1 STINT per order (its lease and stream included) and 100 µSTINT per
+	/// byte of it, so a 24 KiB job spec holds about 2.5 STINT until it is pruned.
+	pub const StorageDepositBase: Balance = 100 * MILLI_STINT;
+	pub const StorageDepositPerByte: Balance = 100 * MICRO_STINT;
+	/// A week after its lease ends, a leased order, its lease and its stream may be pruned; the
+	/// worker keeps outputs as long by default.
+	pub const Retention: BlockNumber = 7 * DAYS;
+	pub const ReapReward: Permill = Permill::from_percent(10);
 
 	/// A lease counts fully toward its provider's reputation once it ran an hour and paid
 	/// 1 STINT; a shorter or cheaper one counts in proportion.
@@ -49,6 +57,10 @@ impl pallet_market::Config for Runtime {
 	type MaxBidWindow = MaxBidWindow;
 	type AcceptPeriod = AcceptPeriod;
 	type MaxTerminationNotice = MaxTerminationNotice;
+	type StorageDepositBase = StorageDepositBase;
+	type StorageDepositPerByte = StorageDepositPerByte;
+	type Retention = Retention;
+	type ReapReward = ReapReward;
 	type MaxBidsPerOrder = ConstU32<32>;
 	/// A worker bids on one order per device at a time: 64 covers four machines of 16 GPUs.
 	type MaxStandingBids = ConstU32<64>;

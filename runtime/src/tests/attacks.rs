@@ -4,7 +4,7 @@
 
 use super::lifecycle::{
 	accept, alice, bob, eve, ferdie, free, gpu, lease_of, locked, order, result, run_to, signed,
-	status, terms, AccountId, Books, COLLATERAL,
+	status, storage, terms, AccountId, Books, COLLATERAL,
 };
 use crate::{
 	genesis_config_presets::tests::build, Bonds, Leases, Market, Providers, Runtime, RuntimeOrigin,
@@ -92,7 +92,7 @@ fn declining_an_unacknowledged_lease_to_void_the_order_costs_a_no_show() {
 		assert_eq!(status(lease), LeaseStatus::Terminated { reason: TerminationReason::NoShow });
 		// It cost Eve her collateral, as a no-show does: half to Alice, the rest burnt.
 		assert_eq!(locked(&eve()), 0);
-		assert_eq!(free(&alice()), alice0 + COLLATERAL / 2);
+		assert_eq!(free(&alice()), alice0 + COLLATERAL / 2 - storage(id));
 		assert_eq!(free(&eve()), eve0);
 		let bond = pallet_bonds::Ledgers::<Runtime>::get(eve()).unwrap();
 		assert_eq!(bond.active, crate::genesis_config_presets::EXAMPLE_PROVIDER_BOND - COLLATERAL);
@@ -150,7 +150,7 @@ fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
 			signed(lease, ReportKind::Final, &c)
 		));
 		assert_eq!(status(lease), LeaseStatus::Completed);
-		assert_eq!(free(&alice()), alice0 - 10 * STINT);
+		assert_eq!(free(&alice()), alice0 - 10 * STINT - storage(id));
 		assert_eq!(free(&eve()), eve0 + 10 * STINT);
 		assert_eq!(free(&bob()), bob0);
 		books.check(0);
@@ -212,7 +212,7 @@ fn sybil_bids_that_cannot_be_honoured_do_not_use_up_the_auto_accept() {
 		// The honest bid won; the sybils' deposits paid Alice for the trouble.
 		let lease = lease_of(id);
 		assert_eq!(pallet_leases::Leases::<Runtime>::get(lease).unwrap().provider, ferdie());
-		assert_eq!(free(&alice()), alice0 - 50 * STINT + 3 * bid_deposit());
+		assert_eq!(free(&alice()), alice0 - 50 * STINT + 3 * bid_deposit() - storage(id));
 		for (who, _) in &sybils {
 			assert_eq!(locked(&who.to_account_id()), 0);
 		}

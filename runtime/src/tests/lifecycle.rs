@@ -126,6 +126,11 @@ pub(super) fn run_to(n: u32) {
 	}
 }
 
+/// The storage deposit order `id` holds on its buyer.
+pub(super) fn storage(id: u64) -> Balance {
+	pallet_market::Orders::<Runtime>::get(id).map(|o| o.storage_deposit).unwrap_or_default()
+}
+
 pub(super) fn free(who: &AccountId) -> Balance {
 	Balances::balance(who)
 }
@@ -224,7 +229,8 @@ fn order_bids_auto_accept_ack_stream_result() {
 		);
 		assert_eq!(Leases::leases_of(&eve()).len(), 1);
 		// The escrow for 100 blocks at 0.5 went into the stream; the other 50 came back.
-		assert_eq!(free(&alice()), alice0 - 50 * STINT);
+		// (Her order's storage deposit stays held until the order is pruned.)
+		assert_eq!(free(&alice()), alice0 - 50 * STINT - storage(id));
 		books.check(0);
 
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
@@ -246,13 +252,29 @@ fn order_bids_auto_accept_ack_stream_result() {
 		));
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		assert_eq!(free(&eve()), eve0 + 25 * STINT);
-		assert_eq!(free(&alice()), alice0 - 25 * STINT);
+		assert_eq!(free(&alice()), alice0 - 25 * STINT - storage(id));
 		assert_eq!(locked(&eve()), 0);
 		assert!(Leases::leases_of(&eve()).is_empty());
 		assert_eq!(
 			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&gpu("eve", 0)),
 			None
 		);
+		books.check(0);
+
+		// The order, its lease and its stream stay a week for Alice to fetch the results; then
+		// anyone (Bob) may prune them, for a tenth of the storage deposit.
+		let deposit = storage(id);
+		let retention = <Runtime as pallet_market::Config>::Retention::get();
+		let reap = || Market::reap_order(RuntimeOrigin::signed(bob()), id);
+		assert_noop!(reap(), pallet_market::Error::<Runtime>::RetentionNotOver);
+		// Nothing is due in between: skip the blocks.
+		System::set_block_number(53 + retention);
+		let bob0 = free(&bob());
+		assert_ok!(reap());
+		assert!(pallet_leases::Leases::<Runtime>::get(lease).is_none());
+		assert!(pallet_streams::Records::<Runtime>::get(stream).is_none());
+		assert_eq!(free(&bob()), bob0 + deposit / 10);
+		assert_eq!(free(&alice()), alice0 - 25 * STINT - deposit / 10);
 		books.check(0);
 	});
 }
@@ -277,7 +299,10 @@ fn manual_accept_then_the_buyer_closes_early() {
 			status(lease),
 			LeaseStatus::Terminated { reason: TerminationReason::ClosedByBuyer }
 		);
-		assert_eq!((free(&alice()), free(&ferdie())), (alice0 - 10 * STINT, ferdie0 + 10 * STINT));
+		assert_eq!(
+			(free(&alice()), free(&ferdie())),
+			(alice0 - 10 * STINT - storage(id), ferdie0 + 10 * STINT)
+		);
 		books.check(0);
 	});
 }
@@ -336,7 +361,7 @@ fn a_no_show_is_slashed_and_the_buyer_made_whole() {
 		run_to(3 + deadline + 1);
 		assert_ok!(Leases::report_no_show(RuntimeOrigin::signed(bob()), lease));
 		// Alice gets all her escrow back and half the collateral; Bob a tenth; the rest burns.
-		assert_eq!(free(&alice()), alice0 + COLLATERAL / 2);
+		assert_eq!(free(&alice()), alice0 + COLLATERAL / 2 - storage(id));
 		assert_eq!(free(&bob()), bob0 + COLLATERAL / 10);
 		assert_eq!(status(lease), LeaseStatus::Terminated { reason: TerminationReason::NoShow });
 		books.check(COLLATERAL * 4 / 10);

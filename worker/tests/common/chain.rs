@@ -13,6 +13,19 @@ use stint_e2e::{free_port, node_binary};
 /// Eve's registered endpoint on the dev chain: where the CLI fetches results from.
 pub const EVE_ENDPOINT_PORT: u16 = 8601;
 
+/// Connects to a node that just opened its RPC port, retrying for 30 s: a node under load may
+/// still reset the first websocket handshakes.
+pub async fn connect(url: &str) -> Result<Client> {
+	let deadline = Instant::now() + Duration::from_secs(30);
+	loop {
+		match Client::connect(url).await {
+			Ok(client) => return Ok(client),
+			Err(error) if Instant::now() > deadline => return Err(error.into()),
+			Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+		}
+	}
+}
+
 /// Eve's worker, started as `stint-worker run`.
 pub struct Worker {
 	pub child: Child,
