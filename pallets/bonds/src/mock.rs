@@ -85,11 +85,25 @@ impl ExtBuilder {
 		state
 	}
 
-	/// Runs `test`, then checks the bonds' invariants.
+	/// Runs `test`, then checks the bonds' invariants and the money: every unit is in some
+	/// account, and the issuance fell by exactly what the slashes burnt (their handler's part).
 	pub fn build_and_execute(self, test: impl FnOnce()) {
 		self.build().execute_with(|| {
+			let issuance = Balances::total_issuance();
 			test();
 			Bonds::do_try_state().expect("bond invariants hold");
+			let burnt: Balance = System::events()
+				.into_iter()
+				.filter_map(|r| match r.event {
+					RuntimeEvent::Bonds(Event::Slashed { to_handler, .. }) => Some(to_handler),
+					_ => None,
+				})
+				.sum();
+			assert_eq!(Balances::total_issuance(), issuance - burnt, "only slashes burn");
+			let everywhere: Balance = frame_system::Account::<Test>::iter()
+				.map(|(_, a)| a.data.free + a.data.reserved)
+				.sum();
+			assert_eq!(everywhere, Balances::total_issuance(), "every unit is in some account");
 		});
 	}
 }

@@ -43,7 +43,7 @@ fn lease<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
 
 fn running<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
 	let setup = lease::<T>(duration, notice);
-	Pallet::<T>::do_ack(&setup.provider, setup.lease).unwrap();
+	Pallet::<T>::do_ack_lease(&setup.provider, setup.lease).unwrap();
 	setup
 }
 

@@ -1,15 +1,15 @@
 //! What each call does.
 
 use crate::{
-	Config, Error, Event, LeaseOf, LeaseStatus, Leases, Pallet, PendingVerdict, PendingVerdicts,
-	TerminationReason, WorkerSignature,
+	lease_impls::Ending, Config, Error, Event, LeaseOf, LeaseStatus, Leases, Pallet,
+	PendingVerdicts, TerminationReason, WorkerSignature,
 };
 use frame::prelude::*;
 use stint_primitives::{LeaseId, Outcome, ReportKind, ResultCommitment, SlashReason};
 use stint_traits::{PaymentStreams, ProviderRegistry, ReputationRecorder};
 
 impl<T: Config> Pallet<T> {
-	pub(crate) fn do_ack(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+	pub(crate) fn do_ack_lease(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::lease(id)?;
 		Self::ensure_provider_or_its_worker(who, &lease)?;
 		ensure!(lease.status == LeaseStatus::AwaitingAck, Error::<T>::NotAwaitingAck);
@@ -48,25 +48,7 @@ impl<T: Config> Pallet<T> {
 			None => !lease.notice_ends_at.is_some_and(|at| at <= now),
 		};
 
-		Self::close_stream(&lease)?;
-		let (status, outcome) = if commitment.succeeded() {
-			(LeaseStatus::Completed, Outcome::Completed)
-		} else {
-			(LeaseStatus::Failed, Outcome::Failed)
-		};
-		let weight = Self::delivered(&lease);
-		lease.result = Some(commitment);
-		Self::end(id, &mut lease, status);
-		Leases::<T>::insert(id, &lease);
-		Self::deposit_event(Event::ResultSubmitted { lease: id, commitment, status });
-		if early {
-			let objections_until = now.saturating_add(T::ObjectionWindow::get());
-			PendingVerdicts::<T>::insert(id, PendingVerdict { outcome, weight, objections_until });
-			Self::deposit_event(Event::VerdictPending { lease: id, outcome, objections_until });
-		} else {
-			T::Reputation::record(&lease.provider, outcome, weight);
-		}
-		Ok(())
+		Self::finish(id, &mut lease, Ending::Result { commitment, early })
 	}
 
 	pub(crate) fn do_accept_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
@@ -138,38 +120,30 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_terminate(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::live(id)?;
 		ensure!(&lease.provider == who, Error::<T>::NotProvider);
-		Self::close_stream(&lease)?;
-		if lease.status == LeaseStatus::AwaitingAck {
+		let (reason, fault) = if lease.status == LeaseStatus::AwaitingAck {
 			// Declining a lease it won, before acknowledging it, is a no-show whatever the
 			// notice: otherwise a bid at any price would be a free option on the buyer's order,
 			// and a provider late with its ack would escape the no-show slash by ending first.
 			// Declining early only spares the buyer the wait until the ack deadline.
-			return Self::terminate_with(
-				id,
-				&mut lease,
-				TerminationReason::NoShow,
-				Some((SlashReason::NoShow, None)),
-			);
-		}
-		let served = lease.termination_notice.is_zero()
-			|| lease.notice_ends_at.is_some_and(|at| at <= Self::now());
-		if served {
-			Self::terminate_with(id, &mut lease, TerminationReason::ProviderNotice, None)
+			(TerminationReason::NoShow, Some((SlashReason::NoShow, None)))
+		} else if lease.termination_notice.is_zero()
+			|| lease.notice_ends_at.is_some_and(|at| at <= Self::now())
+		{
+			(TerminationReason::ProviderNotice, None)
 		} else {
-			Self::terminate_with(
-				id,
-				&mut lease,
+			(
 				TerminationReason::ProviderWithoutNotice,
 				Some((SlashReason::TerminatedWithoutNotice, None)),
 			)
-		}
+		};
+		Self::finish(id, &mut lease, Ending::Terminated { reason, fault })
 	}
 
-	pub(crate) fn do_close(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+	pub(crate) fn do_close_lease(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::live(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
-		Self::close_stream(&lease)?;
-		Self::terminate_with(id, &mut lease, TerminationReason::ClosedByBuyer, None)
+		let ending = Ending::Terminated { reason: TerminationReason::ClosedByBuyer, fault: None };
+		Self::finish(id, &mut lease, ending)
 	}
 
 	pub(crate) fn do_report_no_show(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
@@ -177,16 +151,15 @@ impl<T: Config> Pallet<T> {
 		ensure!(reporter != &lease.provider, Error::<T>::SelfReport);
 		ensure!(lease.status == LeaseStatus::AwaitingAck, Error::<T>::NotAwaitingAck);
 		ensure!(Self::now() > lease.ack_by, Error::<T>::AckNotOverdue);
-		Self::close_stream(&lease)?;
-		Self::terminate_with(
+		let fault = Some((SlashReason::NoShow, Some(reporter)));
+		Self::finish(
 			id,
 			&mut lease,
-			TerminationReason::NoShow,
-			Some((SlashReason::NoShow, Some(reporter))),
+			Ending::Terminated { reason: TerminationReason::NoShow, fault },
 		)
 	}
 
-	pub(crate) fn do_report_missed(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
+	pub(crate) fn do_report_missed_result(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::running(id)?;
 		ensure!(reporter != &lease.provider, Error::<T>::SelfReport);
 		let now = Self::now();
@@ -206,8 +179,8 @@ impl<T: Config> Pallet<T> {
 				(TerminationReason::MissedCheckpoint, SlashReason::MissedCheckpoint)
 			}
 		};
-		Self::close_stream(&lease)?;
-		Self::terminate_with(id, &mut lease, reason, Some((slash, Some(reporter))))
+		let fault = Some((slash, Some(reporter)));
+		Self::finish(id, &mut lease, Ending::Terminated { reason, fault })
 	}
 
 	/// `who` is the lease's provider, or the provider's worker key bound to the lease's devices.

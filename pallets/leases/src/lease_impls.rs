@@ -4,7 +4,7 @@
 use crate::WeightInfo;
 use crate::{
 	Config, Error, Event, LeaseOf, LeaseStatus, Leases, LiveLeases, NextLeaseId, Pallet,
-	PendingVerdicts, TerminationReason, WorkerSignature,
+	PendingVerdict, PendingVerdicts, TerminationReason, WorkerSignature,
 };
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
 use stint_primitives::{
@@ -14,6 +14,15 @@ use stint_traits::{
 	CloseReason, LeaseFactory, NewLease, PaymentStreams, ProviderCollateral, ProviderRegistry,
 	ReputationRecorder, Slashing, StreamId, StreamObserver,
 };
+
+/// How a live lease ends: the one argument of [`Pallet::finish`].
+pub(crate) enum Ending<'a, AccountId> {
+	/// The provider's signed `Final` result; `early` if it came before the lease's end (or the
+	/// served notice of an open-ended lease).
+	Result { commitment: ResultCommitment, early: bool },
+	/// Without a result, for `reason`; with the fault to slash for, and who reported it.
+	Terminated { reason: TerminationReason, fault: Option<(SlashReason, Option<&'a AccountId>)> },
+}
 
 impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pallet<T> {
 	fn create_lease(
@@ -125,10 +134,10 @@ impl<T: Config> StreamObserver for Pallet<T> {
 			// Paid in full: still owes its result.
 			CloseReason::Depleted if past_end => return,
 			CloseReason::Depleted => TerminationReason::InsufficientFunds,
-			CloseReason::Payer => TerminationReason::ClosedByBuyer,
 			CloseReason::Owner => return,
 		};
-		if let Err(error) = Self::terminate_with(reference, &mut lease, ended, None) {
+		let ending = Ending::Terminated { reason: ended, fault: None };
+		if let Err(error) = Self::finish(reference, &mut lease, ending) {
 			frame::log::error!(target: "runtime::leases", "lease {reference}: {error:?}");
 		}
 	}
@@ -169,8 +178,9 @@ impl<T: Config> Pallet<T> {
 		bytes
 	}
 
-	/// Closes the lease's stream, unless it already closed (a fixed lease paid in full).
-	pub(crate) fn close_stream(lease: &LeaseOf<T>) -> DispatchResult {
+	/// Closes the lease's stream, unless it already closed (a fixed lease paid in full, or a
+	/// stream that ran out and ended the lease).
+	fn close_stream(lease: &LeaseOf<T>) -> DispatchResult {
 		if T::Streams::remaining(lease.stream).is_some() {
 			T::Streams::close(lease.stream)?;
 		}
@@ -193,9 +203,9 @@ impl<T: Config> Pallet<T> {
 		by_time.min(by_payment)
 	}
 
-	/// Ends a live lease: its devices and collateral are released and it leaves the provider's
-	/// live index. Does not store the lease.
-	pub(crate) fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
+	/// Releases a live lease's devices and collateral and takes it out of the provider's live
+	/// index: part of [`Self::finish`]. Does not store the lease.
+	fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
 		T::Registry::release_devices(&lease.provider, &lease.devices, id);
 		T::Collateral::unlock_collateral(&lease.provider, lease.collateral);
 		LiveLeases::<T>::remove(&lease.provider, id);
@@ -203,42 +213,76 @@ impl<T: Config> Pallet<T> {
 		lease.ended_at = Some(Self::now());
 	}
 
-	/// Ends a live lease without a result, slashing its collateral first if `slash` says so
-	/// (the buyer is compensated, and the reporter, if any, rewarded). Stores the lease.
-	pub(crate) fn terminate_with(
+	/// The one way a live lease ends, whoever ends it: its stream closes (the provider paid to
+	/// this block, the rest of the escrow refunded; already done when the stream ended it), its
+	/// devices and collateral are released, a fault is slashed (the buyer compensated, the
+	/// reporter rewarded), and the outcome is recorded for the provider's reputation, weighted
+	/// by what the lease delivered, or, for an early result, left for the buyer's verdict.
+	/// Stores the lease.
+	pub(crate) fn finish(
 		id: LeaseId,
 		lease: &mut LeaseOf<T>,
-		reason: TerminationReason,
-		slash: Option<(SlashReason, Option<&T::AccountId>)>,
+		ending: Ending<'_, T::AccountId>,
 	) -> DispatchResult {
+		Self::close_stream(lease)?;
 		let delivered = Self::delivered(lease);
-		Self::end(id, lease, LeaseStatus::Terminated { reason });
-		let slashed = match slash {
-			Some((why, reporter)) => {
-				let slashed = T::Slashing::slash(
-					&lease.provider,
-					lease.collateral,
-					Some(&lease.buyer),
-					reporter,
-					why,
-				);
-				let outcome =
-					if why == SlashReason::NoShow { Outcome::NoShow } else { Outcome::Slashed };
-				// A fault counts in full, however little the lease ran.
-				T::Reputation::record(&lease.provider, outcome, Permill::one());
-				slashed
-			}
-			None => {
-				// No fault: a lease that ran counts as served, as far as it delivered (one
-				// accepted, acknowledged and closed in a block counts for nothing).
-				if lease.started_at.is_some() {
-					T::Reputation::record(&lease.provider, Outcome::Completed, delivered);
+		match ending {
+			Ending::Result { commitment, early } => {
+				let (status, outcome) = if commitment.succeeded() {
+					(LeaseStatus::Completed, Outcome::Completed)
+				} else {
+					(LeaseStatus::Failed, Outcome::Failed)
+				};
+				lease.result = Some(commitment);
+				Self::end(id, lease, status);
+				Leases::<T>::insert(id, &*lease);
+				Self::deposit_event(Event::ResultSubmitted { lease: id, commitment, status });
+				if early {
+					let objections_until = Self::now().saturating_add(T::ObjectionWindow::get());
+					let verdict = PendingVerdict { outcome, weight: delivered, objections_until };
+					PendingVerdicts::<T>::insert(id, verdict);
+					Self::deposit_event(Event::VerdictPending {
+						lease: id,
+						outcome,
+						objections_until,
+					});
+				} else {
+					T::Reputation::record(&lease.provider, outcome, delivered);
 				}
-				Zero::zero()
 			}
-		};
-		Leases::<T>::insert(id, &*lease);
-		Self::deposit_event(Event::Terminated { lease: id, reason, slashed });
+			Ending::Terminated { reason, fault } => {
+				Self::end(id, lease, LeaseStatus::Terminated { reason });
+				let slashed = match fault {
+					Some((why, reporter)) => {
+						let slashed = T::Slashing::slash(
+							&lease.provider,
+							lease.collateral,
+							Some(&lease.buyer),
+							reporter,
+							why,
+						);
+						let outcome = if why == SlashReason::NoShow {
+							Outcome::NoShow
+						} else {
+							Outcome::Slashed
+						};
+						// A fault counts in full, however little the lease ran.
+						T::Reputation::record(&lease.provider, outcome, Permill::one());
+						slashed
+					}
+					None => {
+						// No fault: a lease that ran counts as served, as far as it delivered
+						// (one accepted, acknowledged and closed in a block counts nothing).
+						if lease.started_at.is_some() {
+							T::Reputation::record(&lease.provider, Outcome::Completed, delivered);
+						}
+						Zero::zero()
+					}
+				};
+				Leases::<T>::insert(id, &*lease);
+				Self::deposit_event(Event::Terminated { lease: id, reason, slashed });
+			}
+		}
 		Ok(())
 	}
 

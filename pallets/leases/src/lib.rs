@@ -346,7 +346,7 @@ pub mod pallet {
 		#[pallet::call_index(0)]
 		pub fn ack_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_ack(&who, lease)
+			Self::do_ack_lease(&who, lease)
 		}
 
 		/// Submits the result of `lease`, signed by the provider's worker key over the
@@ -400,7 +400,7 @@ pub mod pallet {
 		#[pallet::call_index(5)]
 		pub fn close_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_close(&who, lease)
+			Self::do_close_lease(&who, lease)
 		}
 
 		/// Anyone reports that the provider did not acknowledge `lease` in time: the provider is
@@ -417,7 +417,7 @@ pub mod pallet {
 		#[pallet::call_index(7)]
 		pub fn report_missed_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			Self::do_report_missed(&who, lease)
+			Self::do_report_missed_result(&who, lease)
 		}
 
 		/// The buyer accepts the result that ended `lease` early: its outcome counts toward the

@@ -405,21 +405,6 @@ fn the_buyer_closes_at_any_time_without_a_slash() {
 }
 
 #[test]
-fn closing_the_stream_directly_ends_the_lease() {
-	ExtBuilder::build_and_execute(|| {
-		let id = new_lease(10, 1_000, None, 0);
-		ack(id);
-		run_to_block(11);
-		assert_ok!(Streams::close(RuntimeOrigin::signed(BUYER), lease(id).stream));
-		assert_eq!(
-			lease(id).status,
-			LeaseStatus::Terminated { reason: TerminationReason::ClosedByBuyer }
-		);
-		assert_eq!(free(PROVIDER), ENDOWMENT + 100);
-	});
-}
-
-#[test]
 fn the_provider_ends_a_lease_after_notice_or_is_slashed() {
 	ExtBuilder::build_and_execute(|| {
 		let noticed = new_lease(10, 10_000, None, 20);

@@ -171,11 +171,19 @@ impl ExtBuilder {
 		state
 	}
 
-	/// Runs `test`, then checks the registry's invariants.
+	/// Runs `test`, then checks the registry's invariants and that not a unit was created or
+	/// lost: the registry only holds and releases deposits.
 	pub fn build_and_execute(self, test: impl FnOnce()) {
 		self.build().execute_with(|| {
+			let issuance = Balances::total_issuance();
 			test();
 			Providers::do_try_state().expect("registry invariants hold");
+			assert_eq!(
+				Balances::total_issuance(),
+				issuance,
+				"the registry neither mints nor burns"
+			);
+			assert_eq!(money_everywhere(), issuance, "every unit is in some account");
 		});
 	}
 }
@@ -207,4 +215,9 @@ pub fn held(who: u64) -> Balance {
 
 pub fn free(who: u64) -> Balance {
 	Balances::free_balance(who)
+}
+
+/// Every unit in every account, free or held.
+pub fn money_everywhere() -> Balance {
+	frame_system::Account::<Test>::iter().map(|(_, a)| a.data.free + a.data.reserved).sum()
 }

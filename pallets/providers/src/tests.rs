@@ -254,7 +254,6 @@ fn rotate_worker_key_moves_the_key_and_its_devices() {
 #[test]
 fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 	ExtBuilder::default().build_and_execute(|| {
-		use frame::traits::fungible::Mutate;
 		register(1, &[1]);
 		// Nobody can take another provider's worker key: not even with a replayed proof.
 		assert_noop!(
@@ -280,7 +279,12 @@ fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 			Error::<Test>::WorkerKeyIsAccount
 		);
 		let provider_key = worker_account(31);
-		Balances::set_balance(&provider_key, ENDOWMENT);
+		// Funded from account 5, so that no unit is created.
+		assert_ok!(Balances::transfer_allow_death(
+			RuntimeOrigin::signed(5),
+			provider_key,
+			ENDOWMENT / 2
+		));
 		assert_ok!(Providers::register(
 			RuntimeOrigin::signed(provider_key),
 			info(),

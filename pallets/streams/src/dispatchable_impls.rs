@@ -84,14 +84,6 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	pub(crate) fn do_close_by_payer(who: &T::AccountId, id: StreamId) -> DispatchResult {
-		let stream = Self::open_stream(id)?;
-		ensure!(&stream.payer == who, Error::<T>::NotPayer);
-		Self::close_stream(id, CloseReason::Payer)?;
-		T::Observer::on_closed(stream.reference, id, CloseReason::Payer);
-		Ok(())
-	}
-
 	/// A stream that is not closed.
 	pub(crate) fn open_stream(id: StreamId) -> Result<StreamOf<T>, DispatchError> {
 		let stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;

@@ -237,8 +237,6 @@ pub mod pallet {
 		TooManyDepositors,
 		/// Only the payee may do this.
 		NotPayee,
-		/// Only the payer may do this.
-		NotPayer,
 		/// The stream has already started.
 		AlreadyStarted,
 		/// The stream is still open: only a closed one may be pruned.
@@ -291,13 +289,8 @@ pub mod pallet {
 			Self::do_top_up(&who, stream, amount)
 		}
 
-		/// The payer closes `stream`: the payee is paid to this block, the rest is refunded to
-		/// the depositors pro rata, and the owner (the lease) is told.
-		#[pallet::call_index(3)]
-		#[pallet::weight(T::WeightInfo::close().saturating_add(T::Observer::notification_weight()))]
-		pub fn close(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
-			let who = ensure_signed(origin)?;
-			Self::do_close_by_payer(&who, stream)
-		}
+		// Call index 3 (`close` by the payer) is retired: a stream's payer ends it through its
+		// owner (`Leases.close_lease`), the one door a buyer has, so a lease and its stream end
+		// together, in one order of steps.
 	}
 }

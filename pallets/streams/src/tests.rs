@@ -215,24 +215,6 @@ fn grace_ends_and_the_stream_closes_by_itself() {
 }
 
 #[test]
-fn the_payer_closes_pays_to_date_and_is_refunded_the_rest() {
-	ExtBuilder::build_and_execute(|| {
-		let id = open(10, 1_000);
-		run_to_block(21);
-		assert_noop!(Streams::close(RuntimeOrigin::signed(PROVIDER), id), Error::<Test>::NotPayer);
-		assert_ok!(Streams::close(RuntimeOrigin::signed(BUYER), id));
-		assert_eq!(free(PROVIDER), ENDOWMENT + 200);
-		assert_eq!((free(BUYER), escrow(BUYER)), (ENDOWMENT - 200, 0));
-		assert_eq!(told(), vec![Told::Closed(42, id, CloseReason::Payer)]);
-		assert_eq!(
-			last_event(),
-			Event::Closed { stream: id, reason: CloseReason::Payer, paid: 200, refunded: 800 }
-		);
-		assert_noop!(Streams::close(RuntimeOrigin::signed(BUYER), id), Error::<Test>::StreamClosed);
-	});
-}
-
-#[test]
 fn the_owner_closes_without_being_told() {
 	ExtBuilder::build_and_execute(|| {
 		let id = open(10, 1_000);
@@ -255,7 +237,7 @@ fn depositors_pay_and_are_refunded_pro_rata() {
 		assert_eq!(s.depositors[0].remaining, 860);
 		assert_eq!(s.depositors[1].remaining, 430);
 		// 1290 left: refunded 2:1 as well.
-		assert_ok!(Streams::close(RuntimeOrigin::signed(BUYER), id));
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
 		assert_eq!(free(BUYER), ENDOWMENT - 140);
 		assert_eq!(free(3), ENDOWMENT - 70);
 		assert_eq!(free(PROVIDER), ENDOWMENT + 210);

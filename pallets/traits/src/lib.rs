@@ -120,10 +120,11 @@ pub type StreamId = u64;
 )]
 pub enum CloseReason {
 	/// The pallet that opened it closed it (a lease completed or was closed).
+	#[codec(index = 0)]
 	Owner,
-	/// The payer closed it directly.
-	Payer,
-	/// It ran out of escrow and was not topped up during the grace period.
+	/// It ran out of escrow and was not topped up during the grace period. (Index 1 was the
+	/// payer closing it directly: retired, the payer goes through the owner.)
+	#[codec(index = 2)]
 	Depleted,
 }
 
