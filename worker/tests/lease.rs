@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use common::chain::{
-	container_state, journal_entry, lease_of, lease_result, metrics, post_order, stint, stint_both,
-	stop, write_config, Order, Setup, Worker, EVE_ENDPOINT_PORT,
+	container_state, journal_entry, lease_of, lease_result, metrics_with, post_order, stint,
+	stint_both, stop, write_config, Order, Setup, Worker, EVE_ENDPOINT_PORT,
 };
 use stint_client::{Client, LeaseStatus};
 use stint_e2e::TestNode;
@@ -114,15 +114,15 @@ async fn an_order_whose_image_nobody_has_is_acknowledged_and_failed_with_the_res
 	assert_eq!(code, stint_primitives::ReservedExit::ImageUnavailable.code());
 
 	// What the operator sees.
-	let text = metrics(&config)?;
-	for line in [
-		"stint_worker_jobs_total{outcome=\"order_fault\"} 1",
-		"stint_worker_submissions_total{kind=\"ack\",result=\"ok\"} 1",
-		"stint_worker_submissions_total{kind=\"final\",result=\"ok\"} 1",
-		"stint_worker_chain_connected 1",
-	] {
-		assert!(text.contains(line), "no {line:?} in:\n{text}");
-	}
+	let text = metrics_with(
+		&config,
+		&[
+			"stint_worker_jobs_total{outcome=\"order_fault\"} 1",
+			"stint_worker_submissions_total{kind=\"ack\",result=\"ok\"} 1",
+			"stint_worker_submissions_total{kind=\"final\",result=\"ok\"} 1",
+			"stint_worker_chain_connected 1",
+		],
+	)?;
 	assert!(!text.contains(&format!("lease=\"{lease}\"")), "no lease ids as labels");
 	let journal = stop(worker)?;
 	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");

@@ -95,4 +95,5 @@ fn fees_price_computation_and_length_as_a_real_chain_would() {
 mod attacks;
 mod lifecycle;
 mod metadata;
+mod property;
 mod workers;

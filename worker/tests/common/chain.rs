@@ -235,6 +235,21 @@ pub fn metrics(config: &Path) -> Result<String> {
 	Ok(ureq::get(&format!("http://{listen}/metrics")).call()?.into_string()?)
 }
 
+/// The worker's metrics once they hold every one of `lines`, or an error naming the first
+/// missing after 30 s: the worker counts a submission when it sees it included, which may be a
+/// moment after the chain shows its effect to a client.
+pub fn metrics_with(config: &Path, lines: &[&str]) -> Result<String> {
+	let deadline = Instant::now() + Duration::from_secs(30);
+	loop {
+		let text = metrics(config)?;
+		match lines.iter().find(|line| !text.contains(*line)) {
+			None => return Ok(text),
+			Some(line) if Instant::now() > deadline => bail!("no {line:?} in:\n{text}"),
+			Some(_) => std::thread::sleep(Duration::from_millis(200)),
+		}
+	}
+}
+
 /// The journal entry of `lease` in an exported journal.
 pub fn journal_entry(journal: &serde_json::Value, lease: u64) -> serde_json::Value {
 	journal["leases"]

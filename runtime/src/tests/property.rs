@@ -1,0 +1,196 @@
+//! Seeded random walks over the whole market on the real runtime: buyers and providers send
+//! every kind of call in random order with random arguments (most of them refused), blocks pass
+//! at random, and after every step every pallet's `try_state` holds, each provider's locked
+//! collateral is what its bids and leases claim, and not a unit is created or lost but what
+//! slashes burn. A failing seed is printed: rerun it with `STINT_PROPERTY_SEED`.
+
+use super::lifecycle::{
+	alice, bob, eve, ferdie, gpu, result, run_to, spec, terms, AccountId, Books,
+};
+use crate::{Leases, Runtime, RuntimeCall, RuntimeOrigin, System, STINT};
+use polkadot_sdk::{
+	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring,
+	sp_runtime::traits::Dispatchable,
+};
+use stint_primitives::{Report, ReportKind};
+
+/// A small deterministic generator (SplitMix64): the same seed, the same walk.
+struct Rng(u64);
+
+impl Rng {
+	fn next(&mut self) -> u64 {
+		self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+		let mut z = self.0;
+		z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+		z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+		z ^ (z >> 31)
+	}
+
+	fn below(&mut self, n: u64) -> u64 {
+		self.next() % n.max(1)
+	}
+
+	fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+		items[self.below(items.len() as u64) as usize].clone()
+	}
+}
+
+/// What slashes burnt so far: their handler's part, from the events.
+fn burnt() -> crate::Balance {
+	System::events()
+		.into_iter()
+		.filter_map(|record| match record.event {
+			crate::RuntimeEvent::Bonds(pallet_bonds::Event::Slashed { to_handler, .. }) => {
+				Some(to_handler)
+			}
+			_ => None,
+		})
+		.sum()
+}
+
+/// The worker key that signs for `provider`'s leases in the dev preset.
+fn worker_of(provider: &AccountId) -> Keyring {
+	if *provider == eve() {
+		Keyring::EveStash
+	} else {
+		Keyring::FerdieStash
+	}
+}
+
+/// One random call, dispatched as a transaction would be: a refused call changes nothing.
+fn step(rng: &mut Rng) -> RuntimeCall {
+	let providers = [eve(), ferdie()];
+	let orders = pallet_market::NextOrderId::<Runtime>::get();
+	let leases = pallet_leases::NextLeaseId::<Runtime>::get();
+	// Mostly the latest few (the live ones), now and then any id, or one that does not exist.
+	let recent = |rng: &mut Rng, next: u64| match rng.below(5) {
+		0 => rng.below(next + 1),
+		_ => next.saturating_sub(1 + rng.below(3)),
+	};
+	let order = recent(rng, orders);
+	let lease = recent(rng, leases);
+	let price = 1 + rng.below(STINT as u64) as crate::Balance;
+	use pallet_leases::Call as L;
+	use pallet_market::Call as M;
+	use pallet_streams::Call as S;
+	match rng.below(16) {
+		0 | 1 => {
+			let duration = if rng.below(3) == 0 { None } else { Some(2 + rng.below(40) as u32) };
+			let mut terms = terms(duration, rng.below(2) == 0, rng.below(3) as u32);
+			terms.bid_window = 2 + rng.below(5) as u32;
+			let deposit = (10 + rng.below(60) as crate::Balance) * STINT;
+			RuntimeCall::Market(M::create_order { spec: spec(), terms, deposit })
+		}
+		2..=5 => {
+			let provider = rng.pick(&providers);
+			let name = if provider == eve() { "eve" } else { "ferdie" };
+			let devices = vec![gpu(name, rng.below(2) as u8)];
+			RuntimeCall::Market(M::place_bid { order, price_per_block: price, devices })
+		}
+		6 => RuntimeCall::Market(M::retract_bid { order }),
+		7 => RuntimeCall::Market(M::cancel_order { order }),
+		8 => {
+			let bid = pallet_market::Bids::<Runtime>::iter_prefix(order).next();
+			match bid {
+				Some((provider, bid)) => RuntimeCall::Market(M::accept_bid {
+					order,
+					provider,
+					price_per_block: bid.price_per_block,
+					devices: bid.devices.to_vec(),
+				}),
+				None => RuntimeCall::Market(M::reap_order { order }),
+			}
+		}
+		9 | 10 => RuntimeCall::Leases(L::ack_lease { lease }),
+		11 | 12 => {
+			let c = result(rng.below(2) as i32);
+			let signer = pallet_leases::Leases::<Runtime>::get(lease)
+				.map(|l| worker_of(&l.provider))
+				.unwrap_or(Keyring::EveStash);
+			let report = Report::new(Leases::genesis_hash(), lease, ReportKind::Final, c);
+			let signature = signer.pair().sign(&report.signing_bytes());
+			RuntimeCall::Leases(L::submit_result { lease, commitment: c, signature })
+		}
+		13 => RuntimeCall::Leases(L::close_lease { lease }),
+		14 => RuntimeCall::Leases(L::terminate { lease }),
+		15 if rng.below(2) == 0 => {
+			let stream = pallet_leases::Leases::<Runtime>::get(lease).map_or(0, |l| l.stream);
+			let amount = rng.below(200) as crate::Balance * STINT;
+			RuntimeCall::Streams(S::top_up { stream, amount })
+		}
+		_ => RuntimeCall::Leases(L::report_no_show { lease }),
+	}
+}
+
+/// Who signs a call: the party it is meant for most of the time, anyone now and then.
+fn signer_for(call: &RuntimeCall, rng: &mut Rng) -> AccountId {
+	let everyone = [alice(), bob(), eve(), ferdie()];
+	if rng.below(10) == 0 {
+		return rng.pick(&everyone);
+	}
+	let buyers = [alice(), bob()];
+	let providers = [eve(), ferdie()];
+	match call {
+		RuntimeCall::Market(pallet_market::Call::create_order { .. }) => rng.pick(&buyers),
+		RuntimeCall::Market(pallet_market::Call::place_bid { devices, .. }) => {
+			if devices.first() == Some(&gpu("eve", 0)) || devices.first() == Some(&gpu("eve", 1)) {
+				eve()
+			} else {
+				ferdie()
+			}
+		}
+		RuntimeCall::Market(pallet_market::Call::retract_bid { .. }) => rng.pick(&providers),
+		RuntimeCall::Market(pallet_market::Call::cancel_order { order })
+		| RuntimeCall::Market(pallet_market::Call::accept_bid { order, .. }) => {
+			pallet_market::Orders::<Runtime>::get(order).map_or(alice(), |o| o.buyer)
+		}
+		RuntimeCall::Leases(pallet_leases::Call::ack_lease { lease })
+		| RuntimeCall::Leases(pallet_leases::Call::terminate { lease }) => {
+			pallet_leases::Leases::<Runtime>::get(lease).map_or(eve(), |l| l.provider)
+		}
+		RuntimeCall::Leases(pallet_leases::Call::close_lease { lease }) => {
+			pallet_leases::Leases::<Runtime>::get(lease).map_or(alice(), |l| l.buyer)
+		}
+		_ => rng.pick(&everyone),
+	}
+}
+
+fn walk(seed: u64, steps: u32) {
+	crate::genesis_config_presets::tests::build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let mut rng = Rng(seed);
+		let (mut accepted, mut refused) = (0u32, 0u32);
+		for n in 0..steps {
+			if rng.below(8) == 0 {
+				run_to(System::block_number() + 1 + rng.below(3) as u32);
+			} else {
+				let call = step(&mut rng);
+				let who = signer_for(&call, &mut rng);
+				match call.dispatch(RuntimeOrigin::signed(who)) {
+					Ok(_) => accepted += 1,
+					Err(_) => refused += 1,
+				}
+			}
+			let check =
+				std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| books.check(burnt())));
+			if check.is_err() {
+				panic!("seed {seed}: the books broke at step {n}");
+			}
+		}
+		let leases = pallet_leases::NextLeaseId::<Runtime>::get();
+		println!("seed {seed}: {accepted} calls went through, {refused} refused, {leases} leases");
+		// A walk whose calls are all refused proves little.
+		assert!(accepted > steps / 10, "seed {seed}: {accepted} calls went through, {refused} not");
+	});
+}
+
+#[test]
+fn random_walks_keep_every_invariant_and_every_unit() {
+	let seeds: Vec<u64> = match std::env::var("STINT_PROPERTY_SEED") {
+		Ok(seed) => vec![seed.parse().expect("a u64 seed")],
+		Err(_) => (1..=6).collect(),
+	};
+	for seed in seeds {
+		walk(seed, 1_000);
+	}
+}
