@@ -76,20 +76,14 @@ impl Default for ExtBuilder {
 
 impl ExtBuilder {
 	pub fn build(self) -> TestState {
-		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
-		pallet_balances::GenesisConfig::<Test> { balances: self.balances, ..Default::default() }
-			.assimilate_storage(&mut storage)
-			.unwrap();
-		let mut state = TestState::new(storage);
-		state.execute_with(|| System::set_block_number(1));
-		state
+		stint_testkit::ext::<Test>(self.balances)
 	}
 
 	/// Runs `test`, then checks the bonds' invariants and the money: every unit is in some
 	/// account, and the issuance fell by exactly what the slashes burnt (their handler's part).
 	pub fn build_and_execute(self, test: impl FnOnce()) {
 		self.build().execute_with(|| {
-			let issuance = Balances::total_issuance();
+			let books = stint_testkit::Books::<Test>::open();
 			test();
 			Bonds::do_try_state().expect("bond invariants hold");
 			let burnt: Balance = System::events()
@@ -99,22 +93,14 @@ impl ExtBuilder {
 					_ => None,
 				})
 				.sum();
-			assert_eq!(Balances::total_issuance(), issuance - burnt, "only slashes burn");
-			let everywhere: Balance = frame_system::Account::<Test>::iter()
-				.map(|(_, a)| a.data.free + a.data.reserved)
-				.sum();
-			assert_eq!(everywhere, Balances::total_issuance(), "every unit is in some account");
+			books.check(burnt);
 		});
 	}
 }
 
 /// The last event of this pallet.
 pub fn last_event() -> Event<Test> {
-	System::events()
-		.into_iter()
-		.filter_map(|r| if let RuntimeEvent::Bonds(e) = r.event { Some(e) } else { None })
-		.last()
-		.expect("an event was emitted")
+	stint_testkit::last_event::<Test, _>()
 }
 
 pub fn held(who: u64) -> Balance {

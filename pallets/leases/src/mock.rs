@@ -9,12 +9,15 @@ use frame::{
 	testing_prelude::*,
 	traits::fungible::InspectHold,
 };
-use polkadot_sdk::{pallet_balances, sp_keystore};
+use polkadot_sdk::pallet_balances;
 use std::collections::BTreeMap;
-use stint_primitives::{DeviceId, GpuRequirements, Outcome, Report, ReportKind, SlashReason};
+use stint_primitives::{DeviceId, GpuRequirements, Outcome, Report, ReportKind};
+use stint_testkit::{Books, Devices};
 use stint_traits::{
-	LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, ReputationRecorder, Slashing,
+	LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, ReputationRecorder,
 };
+
+pub use stint_testkit::{device as dev, slashes};
 
 pub type Balance = u64;
 type Block = frame_system::mocking::MockBlock<Test>;
@@ -92,40 +95,19 @@ pub const BOND: Balance = 1_000;
 pub const COLLATERAL: Balance = 300;
 pub const ACCOUNTS: [u64; 5] = [BUYER, STRANGER, PROVIDER, OTHER_PROVIDER, 99];
 
-/// The `i`-th device of `owner`.
-pub fn dev(owner: u64, i: u8) -> DeviceId {
-	let mut id = [0u8; 32];
-	id[..8].copy_from_slice(&owner.to_le_bytes());
-	id[8] = i;
-	id
-}
-
 /// The worker key pair of provider `who`.
 pub fn worker(who: u64) -> sr25519::Pair {
 	sr25519::Pair::from_seed(&[who as u8; 32])
 }
 
-/// A slash as the stand-in bonds recorded it: (provider, amount, buyer, reporter, reason).
-pub type SlashRecord = (u64, Balance, Option<u64>, Option<u64>, SlashReason);
-
 thread_local! {
-	static SLASHED: RefCell<Vec<SlashRecord>> = RefCell::new(Vec::new());
 	static OUTCOMES: RefCell<Vec<(u64, Outcome, Permill)>> = RefCell::new(Vec::new());
 	static WORKER_KEYS: RefCell<BTreeMap<u64, stint_primitives::WorkerKey>> =
 		RefCell::new(BTreeMap::new());
 }
 
-// The stand-ins keep their state in storage, so that a rolled-back call leaves no trace.
-#[frame::deps::frame_support::storage_alias]
-pub type Committed = StorageMap<Fakes, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
-#[frame::deps::frame_support::storage_alias]
-pub type Locked = StorageMap<Fakes, Blake2_128Concat, u64, Balance, ValueQuery>;
-
 pub fn locked(who: u64) -> Balance {
-	Locked::get(who)
-}
-pub fn slashes() -> Vec<SlashRecord> {
-	SLASHED.with(|s| s.borrow().clone())
+	FakeBonds::locked(who)
 }
 pub fn outcomes() -> Vec<(u64, Outcome)> {
 	OUTCOMES.with(|o| o.borrow().iter().map(|(who, outcome, _)| (*who, *outcome)).collect())
@@ -136,7 +118,7 @@ pub fn weighted_outcomes() -> Vec<(u64, Outcome, Permill)> {
 	OUTCOMES.with(|o| o.borrow().clone())
 }
 pub fn committed(device: DeviceId) -> Option<LeaseId> {
-	Committed::get(device)
+	Devices::committed_to(&device)
 }
 /// Registers `key` as `who`'s worker key (benchmarks use keys from the keystore).
 #[cfg(feature = "runtime-benchmarks")]
@@ -188,50 +170,15 @@ impl ProviderRegistry<u64> for FakeRegistry {
 		committed(*device)
 	}
 	fn commit_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
-		ensure!(
-			devices.iter().all(|d| committed(*d).is_none()),
-			DispatchError::Other("DeviceCommitted")
-		);
-		devices.iter().for_each(|d| Committed::insert(d, lease));
-		Ok(())
+		Devices::commit(devices, lease)
 	}
 	fn release_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) {
-		for device in devices {
-			if committed(*device) == Some(lease) {
-				Committed::remove(device);
-			}
-		}
+		Devices::release(devices, lease)
 	}
 }
 
-pub struct FakeBonds;
-impl ProviderCollateral<u64, Balance> for FakeBonds {
-	fn free_bond(who: &u64) -> Balance {
-		BOND - locked(*who)
-	}
-	fn lock_collateral(who: &u64, amount: Balance) -> DispatchResult {
-		ensure!(amount <= Self::free_bond(who), DispatchError::Other("InsufficientFreeBond"));
-		Locked::mutate(who, |l| *l += amount);
-		Ok(())
-	}
-	fn unlock_collateral(who: &u64, amount: Balance) {
-		Locked::mutate(who, |l| *l = l.saturating_sub(amount));
-	}
-}
-impl Slashing<u64, Balance> for FakeBonds {
-	fn slash(
-		who: &u64,
-		amount: Balance,
-		buyer: Option<&u64>,
-		reporter: Option<&u64>,
-		reason: SlashReason,
-	) -> Balance {
-		SLASHED.with(|s| {
-			s.borrow_mut().push((*who, amount, buyer.copied(), reporter.copied(), reason))
-		});
-		amount
-	}
-}
+/// Every provider's bond is `BOND`; slashes are recorded, not taken (see `slashes`).
+pub type FakeBonds = stint_testkit::FakeBonds<ConstU64<BOND>>;
 
 pub struct FakeReputation;
 impl ReputationRecorder<u64> for FakeReputation {
@@ -289,44 +236,26 @@ pub struct ExtBuilder;
 
 impl ExtBuilder {
 	pub fn build() -> TestState {
-		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
-		pallet_balances::GenesisConfig::<Test> {
-			balances: ACCOUNTS.iter().map(|who| (*who, ENDOWMENT)).collect(),
-			..Default::default()
-		}
-		.assimilate_storage(&mut storage)
-		.unwrap();
-		let mut state = TestState::new(storage);
-		state.register_extension(sp_keystore::KeystoreExt::new(
-			sp_keystore::testing::MemoryKeystore::new(),
-		));
-		state.execute_with(|| System::set_block_number(1));
-		state
+		stint_testkit::ext::<Test>(ACCOUNTS.iter().map(|who| (*who, ENDOWMENT)).collect())
 	}
 
 	/// Runs `test`, then checks the leases' and the streams' invariants, that every locked
 	/// collateral belongs to a live lease, and that no money was created or lost.
 	pub fn build_and_execute(test: impl FnOnce()) {
 		Self::build().execute_with(|| {
-			SLASHED.with(|s| s.borrow_mut().clear());
 			OUTCOMES.with(|o| o.borrow_mut().clear());
-			let issuance = Balances::total_issuance();
+			let books = Books::<Test>::open();
 			test();
 			Leases::do_try_state().expect("lease invariants hold");
 			Streams::do_try_state().expect("stream invariants hold");
-			for provider in [PROVIDER, OTHER_PROVIDER] {
-				let live: Balance = crate::Leases::<Test>::iter_values()
+			stint_testkit::assert_collateral_adds_up(&[PROVIDER, OTHER_PROVIDER], |provider| {
+				crate::Leases::<Test>::iter_values()
 					.filter(|l| l.provider == provider && l.status.is_live())
 					.map(|l| l.collateral)
-					.sum();
-				assert_eq!(locked(provider), live, "collateral of {provider} adds up");
-			}
-			assert_eq!(Balances::total_issuance(), issuance, "leases neither mint nor burn");
-			let everywhere: Balance = ACCOUNTS
-				.iter()
-				.map(|who| Balances::free_balance(who) + Balances::total_balance_on_hold(who))
-				.sum();
-			assert_eq!(everywhere, issuance, "every unit is in some account");
+					.sum()
+			});
+			// The stand-in bonds record slashes without taking them: nothing is minted or burnt.
+			books.check(0);
 		});
 	}
 }
@@ -403,9 +332,5 @@ pub fn lease(id: LeaseId) -> LeaseOf<Test> {
 
 /// The last event of this pallet.
 pub fn last_event() -> Event<Test> {
-	System::events()
-		.into_iter()
-		.filter_map(|r| if let RuntimeEvent::Leases(e) = r.event { Some(e) } else { None })
-		.last()
-		.expect("an event was emitted")
+	stint_testkit::last_event::<Test, _>()
 }

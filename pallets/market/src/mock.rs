@@ -8,7 +8,10 @@ use frame::{runtime::prelude::*, testing_prelude::*, traits::fungible::InspectHo
 use polkadot_sdk::pallet_balances;
 use std::collections::{BTreeMap, BTreeSet};
 use stint_primitives::{ComputeCapability, GpuRequirements, Input, MAX_IMAGE_LEN};
-use stint_traits::{LeaseFactory, NewLease, PaymentStreams, ProviderCollateral, ProviderRegistry};
+use stint_testkit::{owner_of, Books, Devices};
+use stint_traits::{LeaseFactory, NewLease, PaymentStreams, ProviderRegistry};
+
+pub use stint_testkit::device as dev;
 
 pub type Balance = u64;
 type Block = frame_system::mocking::MockBlock<Test>;
@@ -96,18 +99,6 @@ pub fn worker_key(machine: u8) -> stint_primitives::WorkerKey {
 	stint_primitives::WorkerKey::from_raw([machine + 1; 32])
 }
 
-/// The `i`-th device of `owner`.
-pub fn dev(owner: u64, i: u8) -> DeviceId {
-	let mut id = [0u8; 32];
-	id[..8].copy_from_slice(&owner.to_le_bytes());
-	id[8] = i;
-	id
-}
-
-fn owner_of(device: &DeviceId) -> u64 {
-	u64::from_le_bytes(device[..8].try_into().unwrap())
-}
-
 thread_local! {
 	static REPUTATION: RefCell<BTreeMap<u64, Permill>> = RefCell::new(BTreeMap::new());
 }
@@ -125,11 +116,7 @@ pub struct FakeLease {
 	pub reaped: bool,
 }
 
-// The stand-ins keep their state in storage, so that a rolled-back attempt leaves no trace.
-#[frame::deps::frame_support::storage_alias]
-pub type Committed = StorageMap<Fakes, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
-#[frame::deps::frame_support::storage_alias]
-pub type Locked = StorageMap<Fakes, Blake2_128Concat, u64, Balance, ValueQuery>;
+// The stand-in leases live in storage, so that a rolled-back attempt leaves no trace.
 #[frame::deps::frame_support::storage_alias]
 pub type FakeLeaseList = StorageValue<Fakes, Vec<FakeLease>, ValueQuery>;
 
@@ -138,7 +125,7 @@ pub fn set_reputation(who: u64, score: Permill) {
 }
 
 pub fn locked(who: u64) -> Balance {
-	Locked::get(who)
+	FakeBonds::locked(who)
 }
 
 /// The leases the market created, in order.
@@ -148,7 +135,7 @@ pub fn leases() -> Vec<FakeLease> {
 
 /// Commits a device to some other lease, as if another order had taken it.
 pub fn commit_elsewhere(device: DeviceId) {
-	Committed::insert(device, 999);
+	Devices::commit(&[device], 999).unwrap();
 }
 
 pub struct FakeRegistry;
@@ -201,35 +188,18 @@ impl ProviderRegistry<u64> for FakeRegistry {
 		Ok(())
 	}
 	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
-		Committed::get(device)
+		Devices::committed_to(device)
 	}
 	fn commit_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
-		ensure!(
-			devices.iter().all(|d| Self::committed_to(d).is_none()),
-			DispatchError::Other("DeviceCommitted")
-		);
-		devices.iter().for_each(|d| Committed::insert(d, lease));
-		Ok(())
+		Devices::commit(devices, lease)
 	}
-	fn release_devices(_: &u64, devices: &[DeviceId], _: LeaseId) {
-		devices.iter().for_each(Committed::remove);
+	fn release_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) {
+		Devices::release(devices, lease)
 	}
 }
 
-pub struct FakeBonds;
-impl ProviderCollateral<u64, Balance> for FakeBonds {
-	fn free_bond(who: &u64) -> Balance {
-		BOND - locked(*who)
-	}
-	fn lock_collateral(who: &u64, amount: Balance) -> DispatchResult {
-		ensure!(amount <= Self::free_bond(who), DispatchError::Other("InsufficientFreeBond"));
-		Locked::mutate(who, |l| *l += amount);
-		Ok(())
-	}
-	fn unlock_collateral(who: &u64, amount: Balance) {
-		Locked::mutate(who, |l| *l = l.saturating_sub(amount));
-	}
-}
+/// Every provider's bond is `BOND`.
+pub type FakeBonds = stint_testkit::FakeBonds<ConstU64<BOND>>;
 
 /// Creates a "lease": commits the devices and opens a real stream for the escrow.
 pub struct FakeLeases;
@@ -326,16 +296,7 @@ pub struct ExtBuilder;
 
 impl ExtBuilder {
 	pub fn build() -> TestState {
-		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
-		pallet_balances::GenesisConfig::<Test> {
-			balances: ACCOUNTS.iter().map(|who| (*who, ENDOWMENT)).collect(),
-			..Default::default()
-		}
-		.assimilate_storage(&mut storage)
-		.unwrap();
-		let mut state = TestState::new(storage);
-		state.execute_with(|| System::set_block_number(1));
-		state
+		stint_testkit::ext::<Test>(ACCOUNTS.iter().map(|who| (*who, ENDOWMENT)).collect())
 	}
 
 	/// Runs `test`, then checks the market's and the streams' invariants, that every bond lock
@@ -343,29 +304,21 @@ impl ExtBuilder {
 	pub fn build_and_execute(test: impl FnOnce()) {
 		Self::build().execute_with(|| {
 			REPUTATION.with(|r| r.borrow_mut().clear());
-			let issuance = Balances::total_issuance();
+			let books = Books::<Test>::open();
 			test();
 			Market::do_try_state().expect("market invariants hold");
 			Streams::do_try_state().expect("stream invariants hold");
-			for provider in [P1, P2, P3, P4] {
+			stint_testkit::assert_collateral_adds_up(&[P1, P2, P3, P4], |provider| {
 				let in_bids: Balance = Bids::<Test>::iter()
 					.filter(|(_, p, _)| *p == provider)
 					.map(|(_, _, b)| b.collateral)
 					.sum();
 				let in_leases: Balance =
 					leases().iter().filter(|l| l.provider == provider).map(|l| l.collateral).sum();
-				assert_eq!(
-					locked(provider),
-					in_bids + in_leases,
-					"collateral of {provider} adds up"
-				);
-			}
-			assert_eq!(Balances::total_issuance(), issuance, "the market neither mints nor burns");
-			let everywhere: Balance = ACCOUNTS
-				.iter()
-				.map(|who| Balances::free_balance(who) + Balances::total_balance_on_hold(who))
-				.sum();
-			assert_eq!(everywhere, issuance, "every unit is in some account");
+				in_bids + in_leases
+			});
+			// The market neither mints nor burns.
+			books.check(0);
 		});
 	}
 }
@@ -441,9 +394,5 @@ pub fn terms() -> TermsOf<Test> {
 
 /// The last event of this pallet.
 pub fn last_event() -> Event<Test> {
-	System::events()
-		.into_iter()
-		.filter_map(|r| if let RuntimeEvent::Market(e) = r.event { Some(e) } else { None })
-		.last()
-		.expect("an event was emitted")
+	stint_testkit::last_event::<Test, _>()
 }

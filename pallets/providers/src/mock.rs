@@ -3,10 +3,7 @@
 use crate::{self as pallet_providers, *};
 use frame::{runtime::prelude::*, testing_prelude::*, traits::Convert};
 use polkadot_sdk::pallet_balances;
-use polkadot_sdk::{
-	sp_core::{sr25519, Pair},
-	sp_keystore,
-};
+use polkadot_sdk::sp_core::{sr25519, Pair};
 use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, WorkerKey};
 
 pub type Balance = u64;
@@ -159,42 +156,25 @@ impl Default for ExtBuilder {
 
 impl ExtBuilder {
 	pub fn build(self) -> TestState {
-		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
-		pallet_balances::GenesisConfig::<Test> { balances: self.balances, ..Default::default() }
-			.assimilate_storage(&mut storage)
-			.unwrap();
-		let mut state = TestState::new(storage);
-		state.register_extension(sp_keystore::KeystoreExt::new(
-			sp_keystore::testing::MemoryKeystore::new(),
-		));
-		state.execute_with(|| System::set_block_number(1));
-		state
+		stint_testkit::ext::<Test>(self.balances)
 	}
 
 	/// Runs `test`, then checks the registry's invariants and that not a unit was created or
 	/// lost: the registry only holds and releases deposits.
 	pub fn build_and_execute(self, test: impl FnOnce()) {
 		self.build().execute_with(|| {
-			let issuance = Balances::total_issuance();
+			let books = stint_testkit::Books::<Test>::open();
 			test();
 			Providers::do_try_state().expect("registry invariants hold");
-			assert_eq!(
-				Balances::total_issuance(),
-				issuance,
-				"the registry neither mints nor burns"
-			);
-			assert_eq!(money_everywhere(), issuance, "every unit is in some account");
+			// The registry neither mints nor burns.
+			books.check(0);
 		});
 	}
 }
 
 /// The last event of this pallet.
 pub fn last_event() -> Event<Test> {
-	System::events()
-		.into_iter()
-		.filter_map(|r| if let RuntimeEvent::Providers(e) = r.event { Some(e) } else { None })
-		.last()
-		.expect("an event was emitted")
+	stint_testkit::last_event::<Test, _>()
 }
 
 /// Registers `who` with the GPUs `seeds`.
@@ -215,9 +195,4 @@ pub fn held(who: u64) -> Balance {
 
 pub fn free(who: u64) -> Balance {
 	Balances::free_balance(who)
-}
-
-/// Every unit in every account, free or held.
-pub fn money_everywhere() -> Balance {
-	frame_system::Account::<Test>::iter().map(|(_, a)| a.data.free + a.data.reserved).sum()
 }

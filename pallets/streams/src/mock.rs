@@ -104,37 +104,22 @@ pub struct ExtBuilder;
 
 impl ExtBuilder {
 	pub fn build() -> TestState {
-		let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
-		pallet_balances::GenesisConfig::<Test> {
-			balances: (1..=6).map(|who| (who, ENDOWMENT)).chain([(TREASURY, 1)]).collect(),
-			..Default::default()
-		}
-		.assimilate_storage(&mut storage)
-		.unwrap();
-		let mut state = TestState::new(storage);
-		state.execute_with(|| System::set_block_number(1));
-		state
+		stint_testkit::ext::<Test>(
+			(1..=6).map(|who| (who, ENDOWMENT)).chain([(TREASURY, 1)]).collect(),
+		)
 	}
 
 	/// Runs `test`, then checks the streams' invariants and that no money was created or lost.
 	pub fn build_and_execute(test: impl FnOnce()) {
 		Self::build().execute_with(|| {
 			TOLD.with(|t| t.borrow_mut().clear());
-			let issuance = Balances::total_issuance();
+			let books = stint_testkit::Books::<Test>::open();
 			test();
 			Streams::do_try_state().expect("stream invariants hold");
-			assert_eq!(Balances::total_issuance(), issuance, "streams neither mint nor burn");
-			assert_eq!(money_everywhere(), issuance, "every unit is in some account");
+			// Streams neither mint nor burn.
+			books.check(0);
 		});
 	}
-}
-
-/// Free plus held of every account in these tests.
-pub fn money_everywhere() -> Balance {
-	(1..=6u64)
-		.chain([TREASURY])
-		.map(|who| Balances::free_balance(who) + Balances::total_balance_on_hold(&who))
-		.sum()
 }
 
 /// Runs the hooks of every block up to and including `n`.
@@ -160,9 +145,5 @@ pub fn stream(id: StreamId) -> StreamOf<Test> {
 
 /// The last event of this pallet.
 pub fn last_event() -> Event<Test> {
-	System::events()
-		.into_iter()
-		.filter_map(|r| if let RuntimeEvent::Streams(e) = r.event { Some(e) } else { None })
-		.last()
-		.expect("an event was emitted")
+	stint_testkit::last_event::<Test, _>()
 }
