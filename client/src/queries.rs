@@ -86,19 +86,43 @@ impl Client {
 		self.call_api(runtime::runtime_apis().market_api().open_orders(start_after, limit)).await
 	}
 
-	/// Open orders `provider` can bid on now, with the devices it would offer.
+	/// One page of the open orders `provider` can bid on now, with the devices it would offer,
+	/// and the id to page on from (`None` once every open order was read). The node reads a
+	/// bounded number of orders per page, so a page may hold fewer than `limit`, or none, while
+	/// more follow.
 	pub async fn servable_orders(
 		&self,
 		provider: &AccountId,
 		start_after: Option<u64>,
 		limit: u32,
-	) -> Result<Vec<(u64, Vec<DeviceId>)>, Error> {
+	) -> Result<(Vec<(u64, Vec<DeviceId>)>, Option<u64>), Error> {
 		let call = runtime::runtime_apis().market_api().servable_orders(
 			provider.clone(),
 			start_after,
 			limit,
 		);
-		self.call_api(call).await
+		let page = self.call_api(call).await?;
+		Ok((page.orders, page.next))
+	}
+
+	/// The open orders `provider` can bid on now, up to `limit`, paging through every open
+	/// order from the start.
+	pub async fn all_servable_orders(
+		&self,
+		provider: &AccountId,
+		limit: u32,
+	) -> Result<Vec<(u64, Vec<DeviceId>)>, Error> {
+		let (mut found, mut next) = self.servable_orders(provider, None, limit).await?;
+		while let Some(after) = next {
+			if found.len() >= limit as usize {
+				break;
+			}
+			let wanted = limit - found.len() as u32;
+			let (more, after) = self.servable_orders(provider, Some(after), wanted).await?;
+			found.extend(more);
+			next = after;
+		}
+		Ok(found)
 	}
 
 	/// The standing bids on `order`, by provider.
@@ -121,6 +145,24 @@ impl Client {
 	/// A lease, live or ended.
 	pub async fn lease(&self, id: LeaseId) -> Result<Option<LeaseRecord>, Error> {
 		self.call_api(runtime::runtime_apis().market_api().lease(id)).await
+	}
+
+	/// The last block in which the buyer of `lease` may still object to its early result, while
+	/// its verdict is pending (`None`: nothing pending).
+	pub async fn pending_verdict(&self, lease: LeaseId) -> Result<Option<u32>, Error> {
+		let at = self.block().await?;
+		match at
+			.storage()
+			.try_fetch(runtime::storage().leases().pending_verdicts(), (lease,))
+			.await
+			.map_err(Error::rpc)?
+		{
+			Some(value) => {
+				let verdict = value.decode().map_err(Error::rpc)?;
+				Ok(Some(verdict.objections_until))
+			}
+			None => Ok(None),
+		}
 	}
 
 	/// The live leases of `provider`.

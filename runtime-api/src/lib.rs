@@ -30,6 +30,16 @@ pub struct StreamView<Balance, BlockNumber> {
 	pub depletes_at: Option<BlockNumber>,
 }
 
+/// One page of the orders a provider can serve, and where to go on from.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
+pub struct ServablePage {
+	/// Orders with the devices the provider would offer for each.
+	pub orders: Vec<(OrderId, Vec<DeviceId>)>,
+	/// The id to pass as `start_after` for the next page; `None` once every open order was
+	/// looked at.
+	pub next: Option<OrderId>,
+}
+
 /// A live lease, the job it runs, and what its provider must do next by when.
 #[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
 pub struct Duty<Lease, BlockNumber> {
@@ -45,7 +55,9 @@ polkadot_sdk::sp_api::decl_runtime_apis! {
 	///
 	/// Version 2: `duties`, `bids_of` and `acting_for`; `servable_orders` takes a provider or
 	/// one of its worker keys and leaves out orders the provider bid on and full ones.
-	#[api_version(2)]
+	/// Version 3: `servable_orders` reads a bounded number of orders per call and returns a
+	/// page with the cursor to go on from.
+	#[api_version(3)]
 	pub trait MarketApi<AccountId, Balance, BlockNumber, Order, Lease, Bid>
 	where
 		AccountId: Codec,
@@ -64,12 +76,13 @@ polkadot_sdk::sp_api::decl_runtime_apis! {
 		/// would offer (uncommitted, meeting the requirements, on one machine, checked as a bid
 		/// would be). `provider` may be a worker key's account: then only its devices are
 		/// offered. Orders the provider already bid on and orders with the most bids are left
-		/// out. At most `limit`, after `start_after`.
+		/// out. At most `limit`, after `start_after`; each call reads a bounded number of open
+		/// orders, so page on with `next` until it is `None` to see them all.
 		fn servable_orders(
 			provider: AccountId,
 			start_after: Option<OrderId>,
 			limit: u32,
-		) -> Vec<(OrderId, Vec<DeviceId>)>;
+		) -> ServablePage;
 		/// A lease, live or ended.
 		fn lease(id: LeaseId) -> Option<Lease>;
 		/// The live leases of `provider`: what its worker must be running.

@@ -224,8 +224,9 @@ impl_runtime_apis! {
 			provider: AccountId,
 			start_after: Option<stint_runtime_api::OrderId>,
 			limit: u32,
-		) -> Vec<(stint_runtime_api::OrderId, Vec<stint_primitives::DeviceId>)> {
-			Market::servable_orders(&provider, start_after, limit)
+		) -> stint_runtime_api::ServablePage {
+			let (orders, next) = Market::servable_orders(&provider, start_after, limit);
+			stint_runtime_api::ServablePage { orders, next }
 		}
 
 		fn lease(id: stint_primitives::LeaseId) -> Option<pallet_leases::LeaseOf<Runtime>> {

@@ -102,6 +102,10 @@ pub struct LeaseEntry {
 	pub ended_at: Option<u64>,
 	/// Started elsewhere and adopted with `--adopt`.
 	pub adopted: bool,
+	/// The chain has recorded how the final result counts (an early result waits for the
+	/// buyer's verdict, or for the objection window to pass and this worker to confirm it).
+	#[serde(default)]
+	pub verdict_settled: bool,
 }
 
 impl LeaseEntry {
@@ -133,6 +137,7 @@ impl LeaseEntry {
 			extrinsics: BTreeMap::new(),
 			ended_at: None,
 			adopted: false,
+			verdict_settled: false,
 		}
 	}
 }

@@ -39,6 +39,10 @@ use crate::{
 	metrics::Metrics,
 };
 
+/// How many servable orders a bidding round looks for, and how many pages it reads at most.
+const SERVABLE_PER_ROUND: u32 = 32;
+const SERVABLE_PAGES_PER_ROUND: usize = 4;
+
 /// Why the worker stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -70,6 +74,10 @@ pub struct Worker<E: Executor> {
 	alerted: Mutex<HashSet<(LeaseId, String)>>,
 	/// Orders whose bid the chain refused, and until which block not to try again.
 	refused: Mutex<HashMap<u64, u32>>,
+	/// Where the next bidding round goes on reading servable orders: the chain reads a bounded
+	/// number of open orders per page, so a crowd of orders this worker cannot serve costs
+	/// rounds, never the orders behind it. `None`: from the start.
+	servable_cursor: Mutex<Option<u64>>,
 	bidding: AtomicBool,
 	/// Bids sent and not yet in a block: their orders and devices.
 	pending_bids: Mutex<HashMap<u64, Vec<[u8; 32]>>>,
@@ -138,6 +146,7 @@ impl<E: Executor> Worker<E> {
 			supervised: Mutex::new(HashSet::new()),
 			alerted: Mutex::new(HashSet::new()),
 			refused: Mutex::new(HashMap::new()),
+			servable_cursor: Mutex::new(None),
 			bidding: AtomicBool::new(false),
 			pending_bids: Mutex::new(HashMap::new()),
 			planning_best: AtomicBool::new(false),
@@ -584,8 +593,61 @@ impl<E: Executor> Worker<E> {
 				let (me, stream, lease) = (self.clone(), duty.lease.stream, duty.id);
 				tokio::spawn(async move { me.settle(lease, stream).await });
 			}
+			let finished: Vec<LeaseId> = entries
+				.values()
+				.filter(|e| e.phase == Phase::Done && e.reports.contains_key("final"))
+				.filter(|e| !e.verdict_settled)
+				.map(|e| e.lease)
+				.collect();
+			if !finished.is_empty() {
+				let (me, at) = (self.clone(), at.clone());
+				tokio::spawn(async move { me.confirm_verdicts(&at, number, finished).await });
+			}
 		}
 		Ok(())
+	}
+
+	/// An early final result counts toward the provider's reputation once its buyer accepts
+	/// it or its objection window passes: then anyone may confirm it, and the worker does, so
+	/// that its provider's honest early results are not left uncounted. `at` is finalized block
+	/// `number`. A lease whose verdict is recorded (or was never pending) is marked settled.
+	async fn confirm_verdicts(self: &Arc<Self>, at: &Client, number: u32, leases: Vec<LeaseId>) {
+		for id in leases {
+			let pending = match tokio::time::timeout(CALL_TIMEOUT, at.pending_verdict(id)).await {
+				Ok(Ok(pending)) => pending,
+				_ => continue,
+			};
+			let settled = match pending {
+				Some(until) if number > until => {
+					let call = runtime::tx().leases().confirm_result(id);
+					match self.chain.submit(&call, &self.key, "confirm").await {
+						Ok(_) => {
+							log::info("commit", Some(id), "early result confirmed");
+							true
+						}
+						Err(why) => {
+							log::warn("commit", Some(id), format!("confirming: {why}"));
+							false
+						}
+					}
+				}
+				Some(_) => false,
+				// Nothing pending: settled, once the chain shows the lease ended (the result
+				// may be in a block not finalized yet).
+				None => match tokio::time::timeout(CALL_TIMEOUT, at.lease(id)).await {
+					Ok(Ok(record)) => !record.is_some_and(|r| lease_is_live(&r.status)),
+					_ => false,
+				},
+			};
+			if settled {
+				if let Ok(Some(mut entry)) = self.journal.get(id) {
+					entry.verdict_settled = true;
+					if let Err(why) = self.journal.put(&entry) {
+						log::warn("commit", Some(id), format!("journal: {why}"));
+					}
+				}
+			}
+		}
 	}
 
 	fn dispatch(self: &Arc<Self>, action: Action, duty: Option<DutyRecord>) {
@@ -1212,7 +1274,22 @@ impl<E: Executor> Worker<E> {
 			costs: client.bid_costs().await.map_err(rpc)?,
 			scratch_free_bytes: stint_probe::free_bytes(&self.config.worker.data_dir)?,
 		};
-		let servable = client.servable_orders(&self.account, None, 32).await.map_err(rpc)?;
+		// Up to four pages a round, going on where the last round stopped and starting over
+		// once the end of the open orders is reached.
+		let mut servable = Vec::new();
+		let mut cursor = *self.servable_cursor.lock().expect("not poisoned");
+		for _ in 0..SERVABLE_PAGES_PER_ROUND {
+			let (page, next) = client
+				.servable_orders(&self.account, cursor, SERVABLE_PER_ROUND)
+				.await
+				.map_err(rpc)?;
+			servable.extend(page);
+			cursor = next;
+			if cursor.is_none() || servable.len() >= SERVABLE_PER_ROUND as usize {
+				break;
+			}
+		}
+		*self.servable_cursor.lock().expect("not poisoned") = cursor;
 		let mut candidates = Vec::new();
 		{
 			let mut refused = self.refused.lock().expect("not poisoned");

@@ -35,7 +35,7 @@ pub async fn run(ctx: &Ctx, cmd: &BidCmd) -> Outcome {
 	match cmd {
 		BidCmd::Servable { limit } => {
 			let who = ctx.account(&None)?;
-			let servable = ctx.client.servable_orders(&who, None, *limit).await?;
+			let servable = ctx.client.all_servable_orders(&who, *limit).await?;
 			show::servable(&servable, ctx.json());
 		}
 		BidCmd::Place { order, price, devices } => {
@@ -43,7 +43,7 @@ pub async fn run(ctx: &Ctx, cmd: &BidCmd) -> Outcome {
 			let devices = if devices.is_empty() {
 				let who = ctx.account(&None)?;
 				ctx.client
-					.servable_orders(&who, None, u32::MAX)
+					.all_servable_orders(&who, u32::MAX)
 					.await?
 					.into_iter()
 					.find(|(id, _)| id == order)

@@ -31,16 +31,21 @@ impl<T: Config> Pallet<T> {
 	/// uncommitted devices that meet the requirements, checked exactly as `place_bid` would.
 	/// `who` is a provider, or one of its worker keys, which is offered only its own devices.
 	/// Orders the provider already bid on, and orders with `MaxBidsPerOrder` bids, are left out.
-	/// Looks at no more than `limit` + [`SERVABLE_SCAN_BUDGET`] open orders: page on with the
-	/// last id returned.
+	///
+	/// Looks at no more than `limit` + [`SERVABLE_SCAN_BUDGET`] open orders after `start_after`,
+	/// however many exist, and says where it stopped: the second value is the id to page on
+	/// from, or `None` once the whole index was read. A crowd of orders the provider cannot
+	/// serve therefore costs it pages, never the orders behind them.
 	pub fn servable_orders(
 		who: &T::AccountId,
 		start_after: Option<OrderId>,
 		limit: u32,
-	) -> Vec<(OrderId, Vec<DeviceId>)> {
-		let Ok((provider, worker)) = T::Registry::acting_for(who) else { return Vec::new() };
+	) -> (Vec<(OrderId, Vec<DeviceId>)>, Option<OrderId>) {
+		let Ok((provider, worker)) = T::Registry::acting_for(who) else {
+			return (Vec::new(), None);
+		};
 		if !T::Registry::is_active(&provider) {
-			return Vec::new();
+			return (Vec::new(), None);
 		}
 		let own: Option<Vec<DeviceId>> =
 			worker.map(|key| T::Registry::worker_devices(&provider, &key));
@@ -50,28 +55,37 @@ impl<T: Config> Pallet<T> {
 			.filter(|device| own.as_ref().is_none_or(|own| own.contains(&device.uuid_hash)))
 			.collect();
 		let now = frame_system::Pallet::<T>::block_number();
-		Self::open_after(start_after)
-			.take(limit.saturating_add(SERVABLE_SCAN_BUDGET) as usize)
-			.filter_map(|id| Orders::<T>::get(id).map(|order| (id, order)))
-			.filter(|(id, order)| {
-				now < order.bids_close_at
-					&& order.buyer != provider
-					&& order.bid_count < T::MaxBidsPerOrder::get()
-					&& !ProviderBids::<T>::contains_key(&provider, id)
-			})
-			.filter_map(|(id, order)| {
-				let requirements = &order.terms.requirements;
-				let mut single = requirements.clone();
-				single.gpu_count = 1;
-				// The devices of one worker (one machine), the first that fits with enough.
-				let chosen =
-					Self::choose_devices(&provider, &free, &single, requirements.gpu_count)?;
-				T::Registry::check_offer(&provider, &chosen, requirements)
-					.is_ok()
-					.then_some((id, chosen))
-			})
-			.take(limit as usize)
-			.collect()
+		let mut found = Vec::new();
+		let mut ids = Self::open_after(start_after);
+		let mut last = start_after;
+		for _ in 0..limit.saturating_add(SERVABLE_SCAN_BUDGET) {
+			if found.len() >= limit as usize {
+				break;
+			}
+			let Some(id) = ids.next() else { return (found, None) };
+			last = Some(id);
+			let Some(order) = Orders::<T>::get(id) else { continue };
+			if now >= order.bids_close_at
+				|| order.buyer == provider
+				|| order.bid_count >= T::MaxBidsPerOrder::get()
+				|| ProviderBids::<T>::contains_key(&provider, id)
+			{
+				continue;
+			}
+			let requirements = &order.terms.requirements;
+			let mut single = requirements.clone();
+			single.gpu_count = 1;
+			// The devices of one worker (one machine), the first that fits with enough.
+			let Some(chosen) =
+				Self::choose_devices(&provider, &free, &single, requirements.gpu_count)
+			else {
+				continue;
+			};
+			if T::Registry::check_offer(&provider, &chosen, requirements).is_ok() {
+				found.push((id, chosen));
+			}
+		}
+		(found, last)
 	}
 
 	/// The first `count` of `free` that each meet `single`, all bound to one worker key.

@@ -92,9 +92,12 @@ impl<T: Config> Pallet<T> {
 		let old: BTreeSet<DeviceId> =
 			record.hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
 		record.reputation = Self::inherit(who, record.reputation, new.difference(&old));
+		let keep = Self::worth_inheriting(&record.reputation);
 		for device in old.difference(&new) {
 			DeviceOwners::<T>::remove(device);
-			DeviceHistory::<T>::insert(device, who);
+			if keep {
+				DeviceHistory::<T>::insert(device, who);
+			}
 		}
 		for device in new.difference(&old) {
 			DeviceOwners::<T>::insert(device, who);
@@ -288,11 +291,16 @@ impl<T: Config> Pallet<T> {
 		ensure!(record.active_leases == 0, Error::<T>::ActiveLeases);
 
 		asset::release_deposit::<T>(who, record.deposit)?;
+		let keep = Self::worth_inheriting(&record.reputation);
 		for gpu in &record.hardware.gpus {
 			DeviceOwners::<T>::remove(gpu.uuid_hash);
-			DeviceHistory::<T>::insert(gpu.uuid_hash, who);
+			if keep {
+				DeviceHistory::<T>::insert(gpu.uuid_hash, who);
+			}
 		}
-		PastReputation::<T>::insert(who, record.reputation);
+		if record.reputation != Reputation::default() {
+			PastReputation::<T>::insert(who, record.reputation);
+		}
 		for worker in &record.workers {
 			WorkerAccounts::<T>::remove(Self::worker_account(&worker.key));
 		}
@@ -303,6 +311,14 @@ impl<T: Config> Pallet<T> {
 			deposit_released: record.deposit,
 		});
 		Ok(())
+	}
+
+	/// Whether GPUs that leave a provider with `reputation` keep it for their next owner: only a
+	/// score below a fresh start's, since [`Self::inherit`] only ever takes the worse one. So
+	/// what a provider can make the chain keep after it is gone costs it leases it failed: an
+	/// account's own history is kept only if it has one, and its GPUs' only if it is bad.
+	fn worth_inheriting(reputation: &Reputation) -> bool {
+		reputation.score() < Reputation::default().score()
 	}
 
 	/// `own`, or the reputation of a provider that had one of `devices` before `who`, whichever

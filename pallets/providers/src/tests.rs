@@ -732,6 +732,30 @@ fn a_good_history_is_not_bought_with_a_used_gpu() {
 }
 
 #[test]
+fn only_a_history_that_matters_outlives_its_record() {
+	ExtBuilder::default().build_and_execute(|| {
+		// Registering with four GPUs and leaving, with no lease behind it, leaves nothing.
+		register(1, &[1, 2, 3, 4]);
+		leave(1);
+		assert_eq!(crate::PastReputation::<Test>::iter().count(), 0);
+		assert_eq!(crate::DeviceHistory::<Test>::iter().count(), 0);
+		// A good history stays with its account, not with its GPUs (inheriting takes the worse).
+		register(2, &[5, 6]);
+		<Providers as ReputationRecorder<u64>>::record(&2, Outcome::Completed, Permill::one());
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(2), hardware(&[5])));
+		leave(2);
+		assert!(crate::PastReputation::<Test>::get(2).is_some());
+		assert_eq!(crate::DeviceHistory::<Test>::iter().count(), 0);
+		// A bad one stays with both.
+		register(3, &[7]);
+		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::NoShow, Permill::one());
+		leave(3);
+		assert!(crate::PastReputation::<Test>::get(3).is_some());
+		assert_eq!(crate::DeviceHistory::<Test>::get([7; 32]), Some(3));
+	});
+}
+
+#[test]
 fn genesis_registers_providers_and_holds_their_deposits() {
 	let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
 	pallet_balances::GenesisConfig::<Test> { balances: vec![(1, ENDOWMENT)], ..Default::default() }

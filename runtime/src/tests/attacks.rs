@@ -3,8 +3,8 @@
 //! After every step all pallets' `try_state` holds and money is conserved (`Books`).
 
 use super::lifecycle::{
-	accept, alice, bob, eve, ferdie, free, gpu, lease_of, locked, order, result, run_to, signed,
-	status, storage, terms, AccountId, Books, COLLATERAL,
+	accept, alice, bid, bob, eve, ferdie, free, gpu, lease_of, locked, order, run_to, status,
+	storage, submit, terms, AccountId, Books, COLLATERAL,
 };
 use crate::{
 	genesis_config_presets::tests::build, Bonds, Leases, Market, Providers, Runtime, RuntimeOrigin,
@@ -16,9 +16,11 @@ use pallet_providers::{HardwareSpec, ProviderInfo};
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
-use stint_primitives::{
-	ComputeCapability, GpuDevice, GpuInterface, GpuVendor, Outcome, ReportKind,
-};
+use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, Outcome};
+
+fn dave() -> AccountId {
+	Keyring::Dave.to_account_id()
+}
 
 fn bid_deposit() -> crate::Balance {
 	<Runtime as pallet_market::Config>::BidDeposit::get()
@@ -37,10 +39,12 @@ fn register(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId {
 
 /// Registers `who` as a provider of one H100 whose worker key is `worker`.
 fn register_only(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId {
-	use codec::Encode;
-	let account = who.to_account_id();
-	let device = stint_primitives::device_id(&format!("GPU-sybil-{account}"));
-	let hardware = HardwareSpec {
+	register_as(who.to_account_id(), &worker.pair())
+}
+
+/// One H100 whose UUID hash is `device`.
+fn h100(device: stint_primitives::DeviceId) -> HardwareSpec {
+	HardwareSpec {
 		gpus: vec![GpuDevice {
 			vendor: GpuVendor::Nvidia,
 			model: b"NVIDIA H100 80GB HBM3".to_vec().try_into().unwrap(),
@@ -53,27 +57,24 @@ fn register_only(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId 
 		cpu_cores: 8,
 		ram_mib: 65_536,
 		disk_gib: 100,
-	};
+	}
+}
+
+/// Registers `account` as a provider of one H100 whose worker key is `worker`.
+fn register_as(account: AccountId, worker: &sp_core::sr25519::Pair) -> stint_primitives::DeviceId {
+	use codec::Encode;
+	let device = stint_primitives::device_id(&format!("GPU-sybil-{account}"));
 	let info =
 		ProviderInfo { name: b"sybil".to_vec(), endpoint: b"http://x".to_vec(), region: *b"DE" };
-	let consent = worker.pair().sign(&stint_primitives::worker_proof_payload(&account.encode()));
+	let consent = worker.sign(&stint_primitives::worker_proof_payload(&account.encode()));
 	assert_ok!(Providers::register(
 		RuntimeOrigin::signed(account),
 		info,
 		worker.public(),
-		hardware,
+		h100(device),
 		consent
 	));
 	device
-}
-
-fn place(provider: &AccountId, order: u64, price: crate::Balance, device: [u8; 32]) {
-	assert_ok!(Market::place_bid(
-		RuntimeOrigin::signed(provider.clone()),
-		order,
-		price,
-		vec![device]
-	));
 }
 
 #[test]
@@ -84,8 +85,8 @@ fn declining_an_unacknowledged_lease_to_void_the_order_costs_a_no_show() {
 		// Eve bids the least possible on an order that asks no notice, wins it, and walks away
 		// before acknowledging: the order is gone, the other bids were released.
 		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
-		place(&eve(), id, 1, gpu("eve", 0));
-		place(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
+		bid(&eve(), id, 1, gpu("eve", 0));
+		bid(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
 		run_to(3);
 		let lease = lease_of(id);
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), lease));
@@ -107,10 +108,10 @@ fn re_bidding_at_the_ceiling_under_the_buyers_accept_is_refused() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
 		let id = order(&alice(), terms(Some(100), false, 0), 100 * STINT);
-		place(&eve(), id, STINT / 2, gpu("eve", 0));
+		bid(&eve(), id, STINT / 2, gpu("eve", 0));
 		// Alice accepts at 0.5; in the same block, before her transaction, Eve re-bids at 1.
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(eve()), id));
-		place(&eve(), id, STINT, gpu("eve", 0));
+		bid(&eve(), id, STINT, gpu("eve", 0));
 		assert_noop!(
 			Market::accept_bid(
 				RuntimeOrigin::signed(alice()),
@@ -131,7 +132,7 @@ fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
 		let books = Books::open();
 		let (alice0, bob0, eve0) = (free(&alice()), free(&bob()), free(&eve()));
 		let id = order(&alice(), terms(Some(10), true, 0), 10 * STINT);
-		place(&eve(), id, STINT, gpu("eve", 0));
+		bid(&eve(), id, STINT, gpu("eve", 0));
 		run_to(3);
 		let lease = lease_of(id);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
@@ -142,13 +143,7 @@ fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
 		run_to(13);
 		assert_noop!(Streams::top_up(RuntimeOrigin::signed(alice()), stream, STINT), fully());
 		run_to(14);
-		let c = result(0);
-		assert_ok!(Leases::submit_result(
-			RuntimeOrigin::signed(bob()),
-			lease,
-			c,
-			signed(lease, ReportKind::Final, &c)
-		));
+		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		assert_eq!(free(&alice()), alice0 - 10 * STINT - storage(id));
 		assert_eq!(free(&eve()), eve0 + 10 * STINT);
@@ -163,10 +158,10 @@ fn a_paused_or_leaving_providers_bids_cannot_win_a_lease() {
 		let books = Books::open();
 		let first = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
 		let second = order(&bob(), terms(Some(100), true, 0), 100 * STINT);
-		place(&eve(), first, STINT / 10, gpu("eve", 0));
-		place(&ferdie(), first, STINT / 2, gpu("ferdie", 0));
-		place(&ferdie(), second, STINT / 10, gpu("ferdie", 1));
-		place(&eve(), second, STINT / 2, gpu("eve", 1));
+		bid(&eve(), first, STINT / 10, gpu("eve", 0));
+		bid(&ferdie(), first, STINT / 2, gpu("ferdie", 0));
+		bid(&ferdie(), second, STINT / 10, gpu("ferdie", 1));
+		bid(&eve(), second, STINT / 2, gpu("eve", 1));
 		// Eve pauses and Ferdie announces its exit: their standing bids go at once.
 		assert_ok!(Providers::pause(RuntimeOrigin::signed(eve())));
 		assert!(!pallet_market::Bids::<Runtime>::contains_key(first, eve()));
@@ -198,21 +193,27 @@ fn sybil_bids_that_cannot_be_honoured_do_not_use_up_the_auto_accept() {
 		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
 		// Three sybils underbid the honest provider by far...
 		for ((who, _), device) in sybils.iter().zip(&devices) {
-			place(&who.to_account_id(), id, 1, *device);
+			bid(&who.to_account_id(), id, 1, *device);
 		}
-		place(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
-		// ...then make their bids impossible to honour before the window closes.
-		for (who, worker) in &sybils {
+		bid(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
+		// ...then make their bids impossible to honour before the window closes: two unbind the
+		// worker key of the GPU they bid with...
+		for (who, worker) in &sybils[..2] {
 			assert_ok!(Providers::unbind_worker(
 				RuntimeOrigin::signed(who.to_account_id()),
 				worker.public()
 			));
 		}
+		// ...and one swaps the GPU away, which withdraws its bids (early in the window: it
+		// keeps its deposit).
+		let other = stint_primitives::device_id("GPU-sybil-swapped");
+		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(dave()), h100(other)));
+		assert!(!pallet_market::Bids::<Runtime>::contains_key(id, dave()));
 		run_to(3);
-		// The honest bid won; the sybils' deposits paid Alice for the trouble.
+		// The honest bid won; the bids left standing paid Alice their deposits for the trouble.
 		let lease = lease_of(id);
 		assert_eq!(pallet_leases::Leases::<Runtime>::get(lease).unwrap().provider, ferdie());
-		assert_eq!(free(&alice()), alice0 - 50 * STINT + 3 * bid_deposit() - storage(id));
+		assert_eq!(free(&alice()), alice0 - 50 * STINT + 2 * bid_deposit() - storage(id));
 		for (who, _) in &sybils {
 			assert_eq!(locked(&who.to_account_id()), 0);
 		}
@@ -224,16 +225,6 @@ fn reputation(who: &AccountId) -> pallet_providers::Reputation {
 	pallet_providers::Registry::<Runtime>::get(who).unwrap().reputation
 }
 
-fn submit(lease: u64, exit_code: i32) {
-	let c = result(exit_code);
-	assert_ok!(Leases::submit_result(
-		RuntimeOrigin::signed(bob()),
-		lease,
-		c,
-		signed(lease, ReportKind::Final, &c)
-	));
-}
-
 #[test]
 fn a_stream_of_empty_leases_does_not_pump_a_providers_reputation() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
@@ -242,7 +233,7 @@ fn a_stream_of_empty_leases_does_not_pump_a_providers_reputation() {
 		// Alice and Eve in league: accept, acknowledge, close, in one block, again and again.
 		for _ in 0..5 {
 			let id = order(&alice(), terms(Some(100), false, 0), 100 * STINT);
-			place(&eve(), id, STINT, gpu("eve", 0));
+			bid(&eve(), id, STINT, gpu("eve", 0));
 			assert_ok!(accept(&alice(), id, &eve()));
 			let lease = lease_of(id);
 			assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
@@ -260,7 +251,7 @@ fn an_early_result_is_not_a_free_exit_for_reputation() {
 		let books = Books::open();
 		let before = reputation(&eve()).score();
 		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
-		place(&eve(), id, STINT / 100, gpu("eve", 0));
+		bid(&eve(), id, STINT / 100, gpu("eve", 0));
 		run_to(3);
 		let lease = lease_of(id);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
@@ -284,7 +275,7 @@ fn deregistering_does_not_reset_a_bad_reputation() {
 		let device = register(&Keyring::Bob, &Keyring::BobStash);
 		let books = Books::open();
 		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
-		place(&bob(), id, 1, device);
+		bid(&bob(), id, 1, device);
 		run_to(3);
 		// Bob never acknowledges: a no-show.
 		let lease = lease_of(id);
@@ -309,8 +300,8 @@ fn a_slash_below_the_collateral_of_live_leases_frees_none_of_it() {
 		let books = Books::open();
 		let first = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
 		let second = order(&bob(), terms(Some(100), true, 0), 100 * STINT);
-		place(&eve(), first, STINT / 100, gpu("eve", 0));
-		place(&eve(), second, STINT / 100, gpu("eve", 1));
+		bid(&eve(), first, STINT / 100, gpu("eve", 0));
+		bid(&eve(), second, STINT / 100, gpu("eve", 1));
 		run_to(3);
 		let (one, two) = (lease_of(first), lease_of(second));
 		for lease in [one, two] {
@@ -339,7 +330,7 @@ fn a_one_unit_top_up_cannot_hold_a_suspended_lease_hostage() {
 		let books = Books::open();
 		// Ten blocks of escrow at 1 STINT per block, open-ended.
 		let id = order(&alice(), terms(None, true, 0), 10 * STINT);
-		place(&eve(), id, STINT, gpu("eve", 0));
+		bid(&eve(), id, STINT, gpu("eve", 0));
 		run_to(3);
 		let lease = lease_of(id);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
@@ -367,7 +358,7 @@ fn a_provider_cannot_stand_more_bids_than_it_can_withdraw_at_once() {
 		let orders: Vec<_> =
 			(0..=most).map(|_| order(&alice(), terms(Some(100), true, 0), 100 * STINT)).collect();
 		for id in &orders[..most as usize] {
-			place(&eve(), *id, STINT, gpu("eve", 0));
+			bid(&eve(), *id, STINT, gpu("eve", 0));
 		}
 		assert_noop!(
 			Market::place_bid(
@@ -381,6 +372,278 @@ fn a_provider_cannot_stand_more_bids_than_it_can_withdraw_at_once() {
 		// Pausing withdraws them all in one call.
 		assert_ok!(Providers::pause(RuntimeOrigin::signed(eve())));
 		assert_eq!(locked(&eve()), 0);
+		books.check(0);
+	});
+}
+
+/// Sybil number `i`: a fresh account Alice funds, registered with one H100 and the least bond.
+fn sybil(i: u32) -> (AccountId, stint_primitives::DeviceId) {
+	use sp_core::sr25519::Pair as Sr;
+	let account: AccountId = Sr::from_string(&format!("//Sybil{i}"), None).unwrap().public().into();
+	let worker = Sr::from_string(&format!("//Sybil{i}//worker"), None).unwrap();
+	assert_ok!(crate::Balances::transfer_keep_alive(
+		RuntimeOrigin::signed(alice()),
+		account.clone().into(),
+		1_000 * STINT
+	));
+	let device = register_as(account.clone(), &worker);
+	assert_ok!(Bonds::bond(RuntimeOrigin::signed(account.clone()), 100 * STINT));
+	(account, device)
+}
+
+/// One GPU, up to 1 STINT per block, open-ended, bids for `window` blocks, auto-accept.
+fn open_ended(window: u32) -> pallet_market::TermsOf<Runtime> {
+	let mut terms = terms(None, true, 0);
+	terms.bid_window = window;
+	terms
+}
+
+#[test]
+fn filling_every_bid_slot_and_leaving_at_the_close_costs_the_sybils_their_deposits() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let slots = <Runtime as pallet_market::Config>::MaxBidsPerOrder::get();
+		let sybils: Vec<_> = (0..slots).map(sybil).collect();
+		let alice0 = free(&alice());
+		let sybils0: Vec<_> = sybils
+			.iter()
+			.map(|(who, _)| {
+				<crate::Balances as frame_support::traits::fungible::Inspect<_>>::total_balance(who)
+			})
+			.collect();
+		// Bids for 8 blocks (1 to 9): the last quarter is blocks 7 and 8.
+		let id = order(&alice(), open_ended(8), 100 * STINT);
+		for (who, device) in &sybils {
+			bid(who, id, 1, *device);
+		}
+		// Every slot is taken by a bid the honest provider cannot undercut.
+		assert_noop!(
+			Market::place_bid(
+				RuntimeOrigin::signed(ferdie()),
+				id,
+				STINT / 2,
+				vec![gpu("ferdie", 0)]
+			),
+			market_error(pallet_market::Error::TooManyBids)
+		);
+		// Just before the close, every sybil walks away, hoping to leave Alice with nothing.
+		run_to(7);
+		for (who, _) in &sybils {
+			assert_ok!(Market::retract_bid(RuntimeOrigin::signed(who.clone()), id));
+		}
+		run_to(10);
+		assert!(pallet_market::Orders::<Runtime>::get(id).is_none(), "the order expired");
+		// Alice has her escrow and storage deposit back, and every sybil's bid deposit.
+		assert_eq!(free(&alice()), alice0 + slots as crate::Balance * bid_deposit());
+		for ((who, _), before) in sybils.iter().zip(sybils0) {
+			assert_eq!(
+				<crate::Balances as frame_support::traits::fungible::Inspect<_>>::total_balance(
+					who
+				),
+				before - bid_deposit()
+			);
+			assert_eq!(locked(who), 0);
+		}
+		books.check(0);
+	});
+}
+
+#[test]
+fn a_crowd_of_orders_nobody_can_serve_hides_no_order_from_a_provider() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		// Bob posts 600 refundable orders for eight GPUs, which no provider here has.
+		let mut crowd = open_ended(100);
+		crowd.requirements.gpu_count = 8;
+		let bob0 = free(&bob());
+		let mut held = 0;
+		for _ in 0..600 {
+			let id = order(&bob(), crowd.clone(), 10 * STINT);
+			held += storage(id) + 10 * STINT;
+		}
+		assert_eq!(free(&bob()), bob0 - held, "each of them holds its escrow and storage");
+		let wanted = order(&alice(), open_ended(100), 10 * STINT);
+		// Each page reads a bounded number of orders; paging on finds Alice's.
+		let (mut pages, mut found, mut next) = (0, Vec::new(), None);
+		loop {
+			let (page, after) = Market::servable_orders(&eve(), next, 10);
+			pages += 1;
+			found.extend(page);
+			next = after;
+			if next.is_none() {
+				break;
+			}
+		}
+		assert_eq!(found, vec![(wanted, vec![gpu("eve", 0)])]);
+		let per_page = 10 + pallet_market::SERVABLE_SCAN_BUDGET as usize;
+		assert!(pages >= 601_usize.div_ceil(per_page), "{pages} pages for 601 orders");
+		books.check(0);
+	});
+}
+
+#[test]
+fn filling_the_deadline_queue_refuses_no_order_and_loses_none() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let per_block: u32 = <Runtime as pallet_market::Config>::MaxDeadlinesPerBlock::get();
+		let reach = per_block * (stint_traits::buckets::MAX_SPILL_BLOCKS + 1);
+		let bob0 = free(&bob());
+		// Bob fills every bucket a two-block window can reach, and a bucket's worth of the
+		// overflow (before: every order after these failed with `DeadlineQueueFull`).
+		let crowd: Vec<_> = (0..reach).map(|_| order(&bob(), open_ended(2), 10 * STINT)).collect();
+		let id = order(&alice(), open_ended(2), 10 * STINT);
+		assert!(matches!(
+			pallet_market::Orders::<Runtime>::get(id).unwrap().deadline,
+			Some(stint_traits::buckets::Slot::Overflow(_))
+		));
+		bid(&eve(), id, STINT / 2, gpu("eve", 0));
+		// Alice's order waits behind Bob's in the overflow, which the hook drains a quarter of a
+		// bucket per block: it is decided a few blocks after its close, and never lost.
+		let share =
+			stint_traits::buckets::overflow_share::<pallet_market::DeadlineQueue<Runtime>>();
+		run_to(3 + (per_block + 1).div_ceil(share));
+		assert_eq!(pallet_leases::Leases::<Runtime>::get(lease_of(id)).unwrap().provider, eve());
+		// Every one of Bob's orders expires in time, and all his money comes back.
+		run_to(3 + stint_traits::buckets::MAX_SPILL_BLOCKS + 2 * per_block.div_ceil(share));
+		assert!(crowd.iter().all(|id| pallet_market::Orders::<Runtime>::get(id).is_none()));
+		assert_eq!(free(&bob()), bob0);
+		books.check(0);
+	});
+}
+
+#[test]
+fn filling_the_wake_up_queue_never_makes_an_acknowledgement_fail() {
+	use stint_traits::PaymentStreams;
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		// Ten blocks of escrow at 1 STINT per block: Eve's stream runs dry at block 3 + 10.
+		let id = order(&alice(), open_ended(2), 10 * STINT);
+		bid(&eve(), id, STINT, gpu("eve", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		// Streams whose wake-ups fill every bucket it could use, as many leases' streams would
+		// (opened here through the pallet's trait, as the leases pallet opens them).
+		let per_block = <Runtime as pallet_streams::Config>::MaxWakeupsPerBlock::get();
+		for blocks in 10..10 + stint_traits::buckets::MAX_SPILL_BLOCKS + 1 {
+			for n in 0..per_block {
+				let stream = <Streams as PaymentStreams<_, _, _>>::open(
+					&bob(),
+					&ferdie(),
+					STINT,
+					blocks as crate::Balance * STINT,
+					u64::MAX - u64::from(n),
+					None,
+				)
+				.unwrap();
+				<Streams as PaymentStreams<_, _, _>>::start(stream).unwrap();
+			}
+		}
+		// Before, the ack failed here, and Eve was later slashed for a no-show she could not
+		// avoid.
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
+		assert!(matches!(
+			pallet_streams::Records::<Runtime>::get(stream).unwrap().wake_at,
+			Some(stint_traits::buckets::Slot::Overflow(_))
+		));
+		// The stream still wakes when its escrow runs out: the lease is suspended.
+		run_to(3 + 10 + 2);
+		assert_eq!(status(lease), LeaseStatus::Suspended);
+		books.check(0);
+	});
+}
+
+#[test]
+fn an_early_result_counts_only_once_the_buyer_accepts_or_lets_the_window_pass() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let window = <Runtime as pallet_leases::Config>::ObjectionWindow::get();
+		let early = |buyer: &AccountId, device: u8| {
+			let id = order(buyer, terms(Some(100), true, 0), 100 * STINT);
+			bid(&eve(), id, STINT / 100, gpu("eve", device));
+			let at = frame_system::Pallet::<Runtime>::block_number();
+			run_to(at + 2);
+			let lease = lease_of(id);
+			assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+			run_to(at + 12);
+			submit(lease, 0);
+			lease
+		};
+		let accepted = early(&alice(), 0);
+		let unopposed = early(&bob(), 1);
+		let completed = || reputation(&eve()).completed;
+		let before = completed();
+		// Nobody but the buyer accepts, and it counts at once.
+		assert_noop!(
+			Leases::accept_result(RuntimeOrigin::signed(eve()), accepted),
+			pallet_leases::Error::<Runtime>::NotBuyer
+		);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), accepted));
+		assert_eq!(completed(), before + 1);
+		// Bob stays silent: Eve cannot confirm her own result before the window is over...
+		assert_noop!(
+			Leases::confirm_result(RuntimeOrigin::signed(eve()), unopposed),
+			pallet_leases::Error::<Runtime>::ObjectionWindowOpen
+		);
+		// ...and after it anyone can; neither the buyer nor Eve can change it any more.
+		// Nothing is due in between: skip the blocks.
+		let now = frame_system::Pallet::<Runtime>::block_number();
+		frame_system::Pallet::<Runtime>::set_block_number(now + window + 1);
+		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(eve()), unopposed));
+		assert_eq!(completed(), before + 2);
+		assert!(Leases::object_to_result(RuntimeOrigin::signed(bob()), unopposed).is_err());
+		books.check(0);
+	});
+}
+
+#[test]
+fn churning_orders_through_leases_pays_for_every_byte_it_leaves() {
+	use codec::Encode;
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let alice0 = free(&alice());
+		// Alice and Eve in league: order, bid, accept, acknowledge, close, again and again.
+		// Before, each round left an order, a lease and a stream in storage for good, for fees.
+		let mut rounds = Vec::new();
+		for _ in 0..3 {
+			let id = order(&alice(), terms(Some(100), false, 0), 100 * STINT);
+			bid(&eve(), id, STINT, gpu("eve", 0));
+			assert_ok!(accept(&alice(), id, &eve()));
+			let lease = lease_of(id);
+			assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+			assert_ok!(Leases::close_lease(RuntimeOrigin::signed(alice()), lease));
+			rounds.push((id, lease));
+		}
+		// What they left is paid for, byte by byte, for as long as it stays.
+		let per_byte = <Runtime as pallet_market::Config>::StorageDepositPerByte::get();
+		let held: crate::Balance = rounds.iter().map(|(id, _)| storage(*id)).sum();
+		for (id, _) in &rounds {
+			let bytes = pallet_market::Orders::<Runtime>::get(id).unwrap().encoded_size();
+			assert!(storage(*id) > per_byte * bytes as crate::Balance);
+		}
+		let paid_to_eve: crate::Balance = rounds
+			.iter()
+			.map(|(_, lease)| pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream)
+			.map(|stream| pallet_streams::Records::<Runtime>::get(stream).unwrap().paid)
+			.sum();
+		assert_eq!(free(&alice()), alice0 - held - paid_to_eve);
+		// A week after each lease ended, anyone prunes it all and earns a tenth of the deposit.
+		let retention = <Runtime as pallet_market::Config>::Retention::get();
+		assert_noop!(
+			Market::reap_order(RuntimeOrigin::signed(bob()), rounds[0].0),
+			market_error(pallet_market::Error::RetentionNotOver)
+		);
+		// Nothing is due in between: skip the blocks.
+		frame_system::Pallet::<Runtime>::set_block_number(1 + retention);
+		let bob0 = free(&bob());
+		for (id, lease) in &rounds {
+			assert_ok!(Market::reap_order(RuntimeOrigin::signed(bob()), *id));
+			assert!(pallet_market::Orders::<Runtime>::get(id).is_none());
+			assert!(pallet_leases::Leases::<Runtime>::get(lease).is_none());
+		}
+		let reward = <Runtime as pallet_market::Config>::ReapReward::get();
+		assert_eq!(free(&bob()), bob0 + reward * held);
+		assert_eq!(free(&alice()), alice0 - paid_to_eve - reward * held);
 		books.check(0);
 	});
 }

@@ -197,6 +197,17 @@ pub(super) fn signed(
 	Keyring::EveStash.pair().sign(&report.signing_bytes())
 }
 
+/// Bob sends the final result with `exit_code` that Eve's worker signed for `lease`.
+pub(super) fn submit(lease: LeaseId, exit_code: i32) {
+	let c = result(exit_code);
+	assert_ok!(Leases::submit_result(
+		RuntimeOrigin::signed(bob()),
+		lease,
+		c,
+		signed(lease, ReportKind::Final, &c)
+	));
+}
+
 pub(super) fn locked(who: &AccountId) -> Balance {
 	pallet_bonds::Ledgers::<Runtime>::get(who).map(|l| l.locked).unwrap_or_default()
 }
@@ -212,7 +223,7 @@ fn order_bids_auto_accept_ack_stream_result() {
 		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
 		books.check(0);
 		// The registry answers what Eve and Ferdie can serve: one fitting GPU each.
-		assert_eq!(Market::servable_orders(&eve(), None, 10), vec![(id, vec![gpu("eve", 0)])]);
+		assert_eq!(Market::servable_orders(&eve(), None, 10).0, vec![(id, vec![gpu("eve", 0)])]);
 		bid(&eve(), id, STINT / 2, gpu("eve", 0));
 		bid(&ferdie(), id, STINT * 6 / 10, gpu("ferdie", 0));
 		assert_eq!((locked(&eve()), locked(&ferdie())), (COLLATERAL, COLLATERAL));
@@ -243,13 +254,7 @@ fn order_bids_auto_accept_ack_stream_result() {
 		books.check(0);
 
 		// Anyone (here Bob) sends the result Eve's worker signed.
-		let c = result(0);
-		assert_ok!(Leases::submit_result(
-			RuntimeOrigin::signed(bob()),
-			lease,
-			c,
-			signed(lease, ReportKind::Final, &c)
-		));
+		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		assert_eq!(free(&eve()), eve0 + 25 * STINT);
 		assert_eq!(free(&alice()), alice0 - 25 * STINT - storage(id));
@@ -455,12 +460,7 @@ fn a_signature_for_another_lease_or_chain_is_refused() {
 			Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig),
 			pallet_leases::Error::<Runtime>::BadSignature
 		);
-		assert_ok!(Leases::submit_result(
-			RuntimeOrigin::signed(bob()),
-			a,
-			c,
-			signed(a, ReportKind::Final, &c)
-		));
+		submit(a, 0);
 		assert_noop!(
 			Leases::submit_result(
 				RuntimeOrigin::signed(bob()),
@@ -494,7 +494,7 @@ fn open_orders_page_and_leased_orders_leave_the_list() {
 		assert_eq!(status(lease_of(ids[0])), LeaseStatus::AwaitingAck);
 		// Eve's committed GPU is no longer offered; her other one is.
 		let later = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
-		assert_eq!(Market::servable_orders(&eve(), None, 10), vec![(later, vec![gpu("eve", 1)])]);
+		assert_eq!(Market::servable_orders(&eve(), None, 10).0, vec![(later, vec![gpu("eve", 1)])]);
 		books.check(0);
 	});
 }

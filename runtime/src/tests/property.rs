@@ -2,12 +2,16 @@
 //! every kind of call in random order with random arguments (most of them refused), blocks pass
 //! at random, and after every step every pallet's `try_state` holds, each provider's locked
 //! collateral is what its bids and leases claim, and not a unit is created or lost but what
-//! slashes burn. A failing seed is printed: rerun it with `STINT_PROPERTY_SEED`.
+//! slashes burn, and no block's hooks and calls weigh more than the block may. Six seeds walk
+//! about 5,000 blocks in all. A failing seed is printed: rerun it with `STINT_PROPERTY_SEED`.
 
-use super::lifecycle::{
-	alice, bob, eve, ferdie, gpu, result, run_to, spec, terms, AccountId, Books,
+use super::lifecycle::{alice, bob, eve, ferdie, gpu, result, spec, terms, AccountId, Books};
+use crate::{Leases, Market, Runtime, RuntimeCall, RuntimeOrigin, Streams, System, STINT};
+use polkadot_sdk::frame_support::{
+	dispatch::{DispatchClass, GetDispatchInfo},
+	traits::Hooks,
+	weights::Weight,
 };
-use crate::{Leases, Runtime, RuntimeCall, RuntimeOrigin, System, STINT};
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring,
 	sp_runtime::traits::Dispatchable,
@@ -155,17 +159,59 @@ fn signer_for(call: &RuntimeCall, rng: &mut Rng) -> AccountId {
 	}
 }
 
+/// What one block consumed: its hooks' weight and its calls' (as a block author counts them),
+/// checked against the block's limits when the block closes.
+struct BlockUse {
+	hooks: Weight,
+	calls: Weight,
+}
+
+impl BlockUse {
+	/// Closes this block (checking it), runs the hooks of the next `blocks` blocks and checks
+	/// each of them too.
+	fn advance(&mut self, seed: u64, blocks: u32) {
+		for _ in 0..blocks {
+			self.check(seed);
+			let next = System::block_number() + 1;
+			System::set_block_number(next);
+			self.hooks = Market::on_initialize(next).saturating_add(Streams::on_initialize(next));
+			self.calls = Weight::zero();
+		}
+	}
+
+	fn check(&self, seed: u64) {
+		let limits = <Runtime as polkadot_sdk::frame_system::Config>::BlockWeights::get();
+		let normal = limits.get(DispatchClass::Normal).max_total.unwrap_or(limits.max_block);
+		let block = System::block_number();
+		assert!(
+			self.calls.all_lte(normal),
+			"seed {seed}: the calls of block {block} weigh {:?}, over {normal:?}",
+			self.calls
+		);
+		assert!(
+			self.hooks.saturating_add(self.calls).all_lte(limits.max_block),
+			"seed {seed}: block {block} weighs {:?} + {:?}, over {:?}",
+			self.hooks,
+			self.calls,
+			limits.max_block
+		);
+	}
+}
+
 fn walk(seed: u64, steps: u32) {
 	crate::genesis_config_presets::tests::build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
 		let mut rng = Rng(seed);
 		let (mut accepted, mut refused) = (0u32, 0u32);
+		let mut used = BlockUse { hooks: Weight::zero(), calls: Weight::zero() };
 		for n in 0..steps {
-			if rng.below(8) == 0 {
-				run_to(System::block_number() + 1 + rng.below(3) as u32);
+			if rng.below(4) == 0 {
+				used.advance(seed, 1 + rng.below(3) as u32);
 			} else {
 				let call = step(&mut rng);
 				let who = signer_for(&call, &mut rng);
+				// A refused call still fills its block: its author counted its weight.
+				used.calls.saturating_accrue(call.get_dispatch_info().call_weight);
 				match call.dispatch(RuntimeOrigin::signed(who)) {
 					Ok(_) => accepted += 1,
 					Err(_) => refused += 1,
@@ -177,8 +223,13 @@ fn walk(seed: u64, steps: u32) {
 				panic!("seed {seed}: the books broke at step {n}");
 			}
 		}
+		used.check(seed);
 		let leases = pallet_leases::NextLeaseId::<Runtime>::get();
-		println!("seed {seed}: {accepted} calls went through, {refused} refused, {leases} leases");
+		let blocks = System::block_number();
+		println!(
+			"seed {seed}: {accepted} calls went through, {refused} refused, {leases} leases, \
+			 {blocks} blocks"
+		);
 		// A walk whose calls are all refused proves little.
 		assert!(accepted > steps / 10, "seed {seed}: {accepted} calls went through, {refused} not");
 	});
@@ -191,6 +242,6 @@ fn random_walks_keep_every_invariant_and_every_unit() {
 		Err(_) => (1..=6).collect(),
 	};
 	for seed in seeds {
-		walk(seed, 1_000);
+		walk(seed, 2_000);
 	}
 }

@@ -49,7 +49,7 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 		let id = order(&alice(), terms(Some(100), false, 0), 100 * STINT);
 		// The worker sees what Eve can serve, and bids on Eve's behalf.
 		assert_eq!(
-			Market::servable_orders(&eve_worker(), None, 10),
+			Market::servable_orders(&eve_worker(), None, 10).0,
 			vec![(id, vec![gpu("eve", 0)])]
 		);
 		assert_ok!(Market::place_bid(
@@ -61,7 +61,7 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 		assert!(pallet_market::Bids::<Runtime>::contains_key(id, eve()));
 		assert_eq!(super::lifecycle::locked(&eve()), COLLATERAL);
 		// Having bid, the order is no longer servable; the bid is listed for Eve and her worker.
-		assert!(Market::servable_orders(&eve(), None, 10).is_empty());
+		assert!(Market::servable_orders(&eve(), None, 10).0.is_empty());
 		assert_eq!(Market::bids_of(&eve()).len(), 1);
 		assert_eq!(Market::bids_of(&eve_worker()).len(), 1);
 		books.check(0);
@@ -209,11 +209,11 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 		let id = order(&alice(), terms(Some(50), false, 0), 100 * STINT);
 		// Each worker is offered only its own GPU.
 		assert_eq!(
-			Market::servable_orders(&as_account(&second), None, 10),
+			Market::servable_orders(&as_account(&second), None, 10).0,
 			vec![(id, vec![gpu("eve", 1)])]
 		);
 		assert_eq!(
-			Market::servable_orders(&eve_worker(), None, 10),
+			Market::servable_orders(&eve_worker(), None, 10).0,
 			vec![(id, vec![gpu("eve", 0)])]
 		);
 		assert_noop!(
