@@ -11,7 +11,9 @@ echo "[test] cargo test --release --workspace $*"
 cargo test --release --workspace --locked "$@"
 
 # Benchmarks need the `runtime-benchmarks` feature: a separate feature set, so only the pallets
-# (not the node) are built with it.
+# and the runtime's native half (not the node, not the wasm) are built with it. The runtime joins
+# with `try-runtime` too: its tests run again with both, so the benchmark wiring (the Benchmark
+# API, the helpers that make real providers) and the TryRuntime API keep building.
 packages=()
 features=()
 for manifest in pallets/*/Cargo.toml; do
@@ -22,5 +24,8 @@ for manifest in pallets/*/Cargo.toml; do
 	packages+=(-p "$name")
 	features+=("$name/runtime-benchmarks")
 done
+packages+=(-p stint-runtime)
+features+=(stint-runtime/runtime-benchmarks stint-runtime/try-runtime)
 echo "[test] benchmarks as tests: ${features[*]}"
-cargo test --release --locked --lib "${packages[@]}" --features "$(IFS=,; echo "${features[*]}")"
+SKIP_WASM_BUILD=1 cargo test --release --locked --lib "${packages[@]}" \
+	--features "$(IFS=,; echo "${features[*]}")"

@@ -13,6 +13,8 @@ include!(concat!(env!("OUT_DIR"), "/wasm_binary.rs"));
 extern crate alloc;
 
 pub mod apis;
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmarks;
 pub mod configs;
 pub mod genesis_config_presets;
 #[cfg(test)]

@@ -68,6 +68,8 @@ impl pallet_market::Config for Runtime {
 	type MaxGpusPerOrder = ConstU32<16>;
 	type MaxDeadlinesPerBlock = ConstU32<16>;
 	type WeightInfo = pallet_market::weights::SubstrateWeight<Runtime>;
+	#[cfg(feature = "runtime-benchmarks")]
+	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;
 }
 
 impl pallet_leases::Config for Runtime {
@@ -85,6 +87,8 @@ impl pallet_leases::Config for Runtime {
 	type FullCreditPayment = FullCreditPayment;
 	type ObjectionWindow = ObjectionWindow;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
+	#[cfg(feature = "runtime-benchmarks")]
+	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;
 }
 
 impl pallet_streams::Config for Runtime {

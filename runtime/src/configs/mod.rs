@@ -1,6 +1,8 @@
 //! Configuration of each pallet in the runtime: the system pallets here, Stint's own pallets in
 //! a module each.
 
+#[cfg(feature = "runtime-benchmarks")]
+pub(crate) mod bench_helpers;
 mod bonds;
 mod market;
 mod parameters;

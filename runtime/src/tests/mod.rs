@@ -94,6 +94,10 @@ fn fees_price_computation_and_length_as_a_real_chain_would() {
 
 mod attacks;
 mod lifecycle;
+// The benchmark and try-runtime builds serve two more runtime APIs, which production leaves out.
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmark_helpers;
+#[cfg(not(any(feature = "runtime-benchmarks", feature = "try-runtime")))]
 mod metadata;
 mod property;
 mod workers;
