@@ -38,6 +38,11 @@ fn lease<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
 		image_digest: [7; 32],
 	})
 	.unwrap();
+	if duration.is_none() {
+		// Only an open-ended lease's stream takes other depositors (a fixed one is paid in
+		// full from the start): the worst case settles and refunds every one of them.
+		T::BenchmarkHelper::fill_stream(Leases::<T>::get(lease).unwrap().stream);
+	}
 	Setup { lease, provider, buyer, key }
 }
 

@@ -40,6 +40,9 @@ pub trait BenchmarkHelper<AccountId, Balance> {
 	) -> (AccountId, alloc::vec::Vec<stint_primitives::DeviceId>);
 	/// A buyer with plenty of free balance.
 	fn buyer(index: u32) -> AccountId;
+	/// Tops `stream` up from new depositors until it has as many as the streams allow: the
+	/// worst case of every call that settles or closes it.
+	fn fill_stream(stream: stint_traits::StreamId);
 }
 
 #[frame::pallet]

@@ -62,10 +62,34 @@ fn worst_terms<T: Config>(auto_accept: bool) -> TermsOf<T> {
 }
 
 fn order_with_bids<T: Config>(index: u32, bids: u32, auto_accept: bool) -> (T::AccountId, OrderId) {
+	order_of::<T>(index, largest_spec(), bids, auto_accept)
+}
+
+/// An order of a typical size (an image and nothing else), with `bids` bids: what the scale
+/// benchmarks copy, so their crowd weighs what a real market's does.
+fn typical_order<T: Config>(bids: u32) -> OrderId {
+	let mut image = b"ghcr.io/acme/train@sha256:".to_vec();
+	image.extend_from_slice(&[b'0'; 64]);
+	let spec = JobSpec {
+		image: image.try_into().unwrap(),
+		command: Default::default(),
+		env: Default::default(),
+		inputs: Default::default(),
+		max_output_bytes: 1 << 30,
+	};
+	order_of::<T>(0, spec, bids, true).1
+}
+
+fn order_of<T: Config>(
+	index: u32,
+	spec: JobSpec,
+	bids: u32,
+	auto_accept: bool,
+) -> (T::AccountId, OrderId) {
 	let buyer = funded::<T>("buyer", index);
 	let terms = worst_terms::<T>(auto_accept);
 	let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into());
-	let id = Pallet::<T>::do_create_order(buyer.clone(), largest_spec(), terms, deposit).unwrap();
+	let id = Pallet::<T>::do_create_order(buyer.clone(), spec, terms, deposit).unwrap();
 	for b in 0..bids {
 		let (provider, devices) =
 			T::BenchmarkHelper::provider(index * 1_000 + b, T::MaxGpusPerOrder::get());
@@ -74,6 +98,40 @@ fn order_with_bids<T: Config>(index: u32, bids: u32, auto_accept: bool) -> (T::A
 	}
 	(buyer, id)
 }
+
+/// Copies of open order `id`, `count` of them under fresh ids, open and still taking bids: the
+/// other orders a busy market holds. Only the scale benchmarks use them.
+fn crowd_orders<T: Config>(id: OrderId, count: u32) -> Vec<OrderId> {
+	let order = Orders::<T>::get(id).unwrap();
+	let first = NextOrderId::<T>::get();
+	let ids: Vec<OrderId> = (0..count).map(|i| first.saturating_add(i.into())).collect();
+	for other in &ids {
+		Orders::<T>::insert(other, order.clone());
+		OpenOrders::<T>::insert(other, ());
+	}
+	NextOrderId::<T>::put(first.saturating_add(count.into()));
+	ids
+}
+
+/// `count` standing bids, copies of one of order `id`'s, spread over other orders
+/// (`MaxBidsPerOrder` each) and as many bidders.
+fn crowd_bids<T: Config>(id: OrderId, count: u32) {
+	let (_, bid) = Bids::<T>::iter_prefix(id).next().unwrap();
+	let per_order = T::MaxBidsPerOrder::get();
+	let orders = crowd_orders::<T>(id, count.div_ceil(per_order));
+	for i in 0..count {
+		let order = orders[(i / per_order) as usize];
+		let bidder: T::AccountId = account("crowd", i % per_order, 0);
+		Bids::<T>::insert(order, &bidder, bid.clone());
+		ProviderBids::<T>::insert(&bidder, order, ());
+		StandingBidCount::<T>::mutate(&bidder, |n| *n = n.saturating_add(1));
+	}
+}
+
+/// The most other orders and bids the scale benchmarks put in storage.
+const CROWD: u32 = 10_000;
+/// The page the order queries' scale benchmarks ask for.
+const PAGE: u32 = 10;
 
 #[benchmarks]
 mod benches {
@@ -111,17 +169,19 @@ mod benches {
 		assert!(!Bids::<T>::contains_key(id, provider));
 	}
 
+	/// With `b` bids to release.
 	#[benchmark]
-	fn cancel_order() {
-		let (buyer, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
+	fn cancel_order(b: Linear<0, { T::MaxBidsPerOrder::get() }>) {
+		let (buyer, id) = order_with_bids::<T>(0, b, true);
 		#[extrinsic_call]
 		_(RawOrigin::Signed(buyer), id);
 		assert!(!Orders::<T>::contains_key(id));
 	}
 
+	/// With `b` bids: the winner's becomes the lease, the others are released.
 	#[benchmark]
-	fn accept_bid() {
-		let (buyer, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), false);
+	fn accept_bid(b: Linear<1, { T::MaxBidsPerOrder::get() }>) {
+		let (buyer, id) = order_with_bids::<T>(0, b, false);
 		let provider = Pallet::<T>::ranking(id).pop().unwrap();
 		let bid = Bids::<T>::get(id, &provider).unwrap();
 		#[extrinsic_call]
@@ -164,6 +224,47 @@ mod benches {
 		for id in ids {
 			assert!(matches!(Orders::<T>::get(id).unwrap().status, OrderStatus::Leased { .. }));
 		}
+	}
+
+	// Scale: the same work with `s` other bids or orders in storage. Not weights (the script
+	// leaves them out of `weights.rs`): they show that the cost does not grow with the market,
+	// and `scripts/bench-weights.sh` reports them in docs/performance.md.
+
+	/// A bid on an order with one bid, `s` bids standing on other orders.
+	#[benchmark]
+	fn scale_place_bid(s: Linear<10, CROWD>) {
+		let id = typical_order::<T>(1);
+		crowd_bids::<T>(id, s);
+		let (provider, devices) = T::BenchmarkHelper::provider(999, T::MaxGpusPerOrder::get());
+		#[extrinsic_call]
+		place_bid(RawOrigin::Signed(provider.clone()), id, T::Currency::minimum_balance(), devices);
+		assert!(Bids::<T>::contains_key(id, provider));
+	}
+
+	/// A page of `PAGE` open orders out of `s`.
+	#[benchmark]
+	fn scale_open_orders(s: Linear<PAGE, CROWD>) {
+		let id = typical_order::<T>(0);
+		crowd_orders::<T>(id, s - 1);
+		#[block]
+		{
+			assert_eq!(Pallet::<T>::open_orders(None, PAGE).len() as u32, PAGE);
+		}
+	}
+
+	/// A page of `PAGE` orders a provider can serve out of `s` open ones it all can.
+	#[benchmark]
+	fn scale_servable_orders(s: Linear<PAGE, CROWD>) {
+		let id = typical_order::<T>(0);
+		crowd_orders::<T>(id, s - 1);
+		let (provider, _) = T::BenchmarkHelper::provider(999, T::MaxGpusPerOrder::get());
+		let served;
+		#[block]
+		{
+			served = Pallet::<T>::servable_orders(&provider, None, PAGE).0.len() as u32;
+		}
+		// The mock's stand-in registry lists no devices: only a real runtime serves the page.
+		assert!(served == PAGE || cfg!(test));
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);

@@ -252,12 +252,14 @@ impl<T: Config> Pallet<T> {
 		}
 	}
 
-	pub(crate) fn do_cancel_order(who: &T::AccountId, id: OrderId) -> DispatchResult {
+	/// Returns how many bids the order had, which its weight depends on.
+	pub(crate) fn do_cancel_order(who: &T::AccountId, id: OrderId) -> Result<u32, DispatchError> {
 		let order = Self::open_order(id)?;
 		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
+		let bids = order.bid_count;
 		let refunded = Self::unwind(id, order)?;
 		Self::deposit_event(Event::OrderCancelled { order: id, refunded });
-		Ok(())
+		Ok(bids)
 	}
 
 	pub(crate) fn do_accept_bid(
@@ -266,7 +268,7 @@ impl<T: Config> Pallet<T> {
 		provider: &T::AccountId,
 		price_per_block: BalanceOf<T>,
 		devices: &[DeviceId],
-	) -> DispatchResult {
+	) -> Result<u32, DispatchError> {
 		let order = Self::open_order(id)?;
 		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
 		let bid = Bids::<T>::get(id, provider).ok_or(Error::<T>::UnknownBid)?;
@@ -274,7 +276,9 @@ impl<T: Config> Pallet<T> {
 			bid.price_per_block == price_per_block && bid.devices.as_slice() == devices,
 			Error::<T>::BidChanged
 		);
-		Self::accept(id, order, provider, false).map(|_| ())
+		let bids = order.bid_count;
+		Self::accept(id, order, provider, false)?;
+		Ok(bids)
 	}
 
 	/// Files a new bid of `provider` on `id` in the provider's index.

@@ -484,9 +484,11 @@ pub mod pallet {
 
 		/// The buyer cancels an open order: its escrow and every bid are released.
 		#[pallet::call_index(3)]
-		pub fn cancel_order(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::cancel_order(T::MaxBidsPerOrder::get()))]
+		pub fn cancel_order(origin: OriginFor<T>, order: OrderId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_cancel_order(&who, order)
+			let bids = Self::do_cancel_order(&who, order)?;
+			Ok(Some(T::WeightInfo::cancel_order(bids)).into())
 		}
 
 		/// The buyer accepts `provider`'s bid on `order` at `price_per_block` on `devices`,
@@ -494,15 +496,17 @@ pub mod pallet {
 		/// other devices is refused (`BidChanged`). The other bids are released, the lease is
 		/// created, the escrow it needs moves into its payment stream and the rest is refunded.
 		#[pallet::call_index(4)]
+		#[pallet::weight(T::WeightInfo::accept_bid(T::MaxBidsPerOrder::get()))]
 		pub fn accept_bid(
 			origin: OriginFor<T>,
 			order: OrderId,
 			provider: T::AccountId,
 			#[pallet::compact] price_per_block: BalanceOf<T>,
 			devices: alloc::vec::Vec<DeviceId>,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)
+			let bids = Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)?;
+			Ok(Some(T::WeightInfo::accept_bid(bids)).into())
 		}
 
 		/// Prunes a leased order whose lease ended at least `Retention` blocks ago, with its

@@ -23,7 +23,7 @@ fn bid(provider: u64, order: OrderId, price: Balance) {
 }
 
 /// The buyer accepts `provider`'s bid on `order` as it stands.
-fn accept(buyer: u64, order: OrderId, provider: u64) -> DispatchResult {
+fn accept(buyer: u64, order: OrderId, provider: u64) -> DispatchResultWithPostInfo {
 	let (price, devices) = Bids::<Test>::get(order, provider)
 		.map(|b| (b.price_per_block, b.devices.to_vec()))
 		.unwrap_or((1, vec![dev(provider, 0)]));
@@ -251,7 +251,10 @@ fn cancel_order_returns_everything() {
 			Market::cancel_order(RuntimeOrigin::signed(OTHER_BUYER), id),
 			Error::<Test>::NotBuyer
 		);
-		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), id));
+		// Charged for the two bids it had, not for a full order.
+		let charged = Market::cancel_order(RuntimeOrigin::signed(BUYER), id).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::cancel_order(2)));
+		assert!(<() as WeightInfo>::cancel_order(2).all_lt(<() as WeightInfo>::cancel_order(32)));
 		assert_eq!((escrow(BUYER), free(BUYER)), (0, ENDOWMENT));
 		for p in [P1, P2] {
 			assert_eq!((locked(p), bid_deposits(p), free(p)), (0, 0, ENDOWMENT));
@@ -278,8 +281,9 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 		bid(P2, id, 6);
 		assert_noop!(accept(OTHER_BUYER, id, P1), Error::<Test>::NotBuyer);
 		assert_noop!(accept(BUYER, id, P3), Error::<Test>::UnknownBid);
-		// The buyer need not take the cheapest.
-		assert_ok!(accept(BUYER, id, P1));
+		// The buyer need not take the cheapest; it pays for the two bids there were.
+		let charged = accept(BUYER, id, P1).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::accept_bid(2)));
 
 		// 100 blocks at 8 go into the stream; the other 700 come back.
 		assert_eq!((escrow(BUYER), stream_escrow(BUYER)), (0, 800));

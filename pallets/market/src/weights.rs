@@ -13,8 +13,10 @@ pub trait WeightInfo {
 	fn create_order() -> Weight;
 	fn place_bid() -> Weight;
 	fn retract_bid() -> Weight;
-	fn cancel_order() -> Weight;
-	fn accept_bid() -> Weight;
+	/// With `b` bids on the order.
+	fn cancel_order(b: u32) -> Weight;
+	/// With `b` bids on the order.
+	fn accept_bid(b: u32) -> Weight;
 	fn reap_order() -> Weight;
 	/// The block hook with `n` orders due, each with `MaxBidsPerOrder` bids.
 	fn on_initialize(n: u32) -> Weight;
@@ -41,14 +43,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		Weight::from_parts(50_000_000, 8_000).saturating_add(T::DbWeight::get().reads_writes(4, 4))
 	}
 	/// Releases every bid.
-	fn cancel_order() -> Weight {
-		Weight::from_parts(40_000_000 + 20_000_000 * BIDS, 8_000 + 3_000 * BIDS).saturating_add(
-			T::DbWeight::get().reads_writes(3 + PER_BID_RW * BIDS, 3 + PER_BID_RW * BIDS),
-		)
+	fn cancel_order(b: u32) -> Weight {
+		let b = b as u64;
+		Weight::from_parts(40_000_000 + 20_000_000 * b, 8_000 + 3_000 * b)
+			.saturating_add(T::DbWeight::get().reads_writes(3 + PER_BID_RW * b, 3 + PER_BID_RW * b))
 	}
 	/// Releases every bid and creates the lease: its stream, hold and device commitments.
-	fn accept_bid() -> Weight {
-		Self::cancel_order().saturating_add(
+	fn accept_bid(b: u32) -> Weight {
+		Self::cancel_order(b).saturating_add(
 			Weight::from_parts(120_000_000, 20_000)
 				.saturating_add(T::DbWeight::get().reads_writes(12, 12)),
 		)
@@ -62,7 +64,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		Weight::from_parts(5_000_000, 2_000)
 			.saturating_add(T::DbWeight::get().reads_writes(1, 1))
 			.saturating_add(
-				Self::accept_bid()
+				Self::accept_bid(BIDS as u32)
 					.saturating_mul(crate::MAX_AUTO_ACCEPT_ATTEMPTS.into())
 					.saturating_add(T::DbWeight::get().reads(BIDS))
 					.saturating_mul(n.into()),
@@ -81,11 +83,11 @@ impl WeightInfo for () {
 	fn retract_bid() -> Weight {
 		Weight::from_parts(50_000_000, 8_000)
 	}
-	fn cancel_order() -> Weight {
-		Weight::from_parts(680_000_000, 104_000)
+	fn cancel_order(b: u32) -> Weight {
+		Weight::from_parts(40_000_000 + 20_000_000 * b as u64, 8_000 + 3_000 * b as u64)
 	}
-	fn accept_bid() -> Weight {
-		Weight::from_parts(800_000_000, 124_000)
+	fn accept_bid(b: u32) -> Weight {
+		Weight::from_parts(160_000_000 + 20_000_000 * b as u64, 28_000 + 3_000 * b as u64)
 	}
 	fn reap_order() -> Weight {
 		Weight::from_parts(80_000_000, 12_000)

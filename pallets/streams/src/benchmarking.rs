@@ -19,17 +19,47 @@ fn funded<T: Config>(name: &'static str, index: u32) -> T::AccountId {
 
 /// A stream with every depositor slot used, paying `ED` per block from `1000 × ED` each.
 fn full_stream<T: Config>(index: u32) -> StreamId {
+	stream_with::<T>(index, T::MaxDepositors::get())
+}
+
+/// A stream with `depositors` depositors (the payer first), paying `ED` per block from
+/// `1000 × ED` each.
+fn stream_with<T: Config>(index: u32, depositors: u32) -> StreamId {
 	let ed = T::Currency::minimum_balance();
 	let payer = funded::<T>("payer", index);
 	let payee = funded::<T>("payee", index);
 	let id =
 		Pallet::<T>::open(&payer, &payee, ed, ed.saturating_mul(1_000u32.into()), 0, None).unwrap();
 	Pallet::<T>::start(id).unwrap();
-	for d in 1..T::MaxDepositors::get() {
+	for d in 1..depositors {
 		let depositor = funded::<T>("depositor", index * 1_000 + d);
 		Pallet::<T>::do_top_up(&depositor, id, ed.saturating_mul(1_000u32.into())).unwrap();
 	}
 	id
+}
+
+/// `count` copies of stream `id`'s record under fresh ids: the other streams a busy chain holds,
+/// so that the trie the measured call reads is as deep as theirs. Only the scale benchmarks use
+/// them; nothing reads the copies.
+fn crowd<T: Config>(id: StreamId, count: u32) {
+	let record = Records::<T>::get(id).unwrap();
+	let first = NextStreamId::<T>::get();
+	for i in 0..count {
+		Records::<T>::insert(first.saturating_add(i.into()), record.clone());
+	}
+	NextStreamId::<T>::put(first.saturating_add(count.into()));
+}
+
+/// The most other streams the scale benchmarks put in storage.
+const CROWD: u32 = 100_000;
+
+/// Suspends stream `id` with its grace ending at `at`, when the hook closes it.
+fn grace_ends<T: Config>(id: StreamId, at: BlockNumberFor<T>) {
+	let mut stream = Records::<T>::get(id).unwrap();
+	Pallet::<T>::unschedule(id, &mut stream);
+	stream.status = StreamStatus::Suspended { grace_ends: at };
+	Pallet::<T>::schedule(id, &mut stream, at);
+	Records::<T>::insert(id, stream);
 }
 
 fn advance<T: Config>(blocks: u32) {
@@ -43,8 +73,8 @@ mod benches {
 	use super::*;
 
 	#[benchmark]
-	fn settle() {
-		let id = full_stream::<T>(0);
+	fn settle(d: Linear<1, { T::MaxDepositors::get() }>) {
+		let id = stream_with::<T>(0, d);
 		advance::<T>(10);
 		let caller: T::AccountId = whitelisted_caller();
 		#[extrinsic_call]
@@ -53,8 +83,8 @@ mod benches {
 	}
 
 	#[benchmark]
-	fn withdraw() {
-		let id = full_stream::<T>(0);
+	fn withdraw(d: Linear<1, { T::MaxDepositors::get() }>) {
+		let id = stream_with::<T>(0, d);
 		advance::<T>(10);
 		let payee = Records::<T>::get(id).unwrap().payee;
 		#[extrinsic_call]
@@ -63,8 +93,8 @@ mod benches {
 
 	/// A top-up by the last depositor of a suspended stream: settles, resumes, reschedules.
 	#[benchmark]
-	fn top_up() {
-		let id = full_stream::<T>(0);
+	fn top_up(d: Linear<1, { T::MaxDepositors::get() }>) {
+		let id = stream_with::<T>(0, d);
 		let stream = Records::<T>::get(id).unwrap();
 		let StreamStatus::Active { depletes_at } = stream.status else { panic!("active") };
 		frame_system::Pallet::<T>::set_block_number(depletes_at);
@@ -81,8 +111,8 @@ mod benches {
 
 	/// Its owner closes it: pays to date and refunds every depositor.
 	#[benchmark]
-	fn close() {
-		let id = full_stream::<T>(0);
+	fn close(d: Linear<1, { T::MaxDepositors::get() }>) {
+		let id = stream_with::<T>(0, d);
 		advance::<T>(10);
 		#[block]
 		{
@@ -97,11 +127,7 @@ mod benches {
 		let ids: alloc::vec::Vec<_> = (0..n).map(full_stream::<T>).collect();
 		let at = frame_system::Pallet::<T>::block_number().saturating_add(1u32.into());
 		for id in &ids {
-			let mut stream = Records::<T>::get(id).unwrap();
-			Pallet::<T>::unschedule(*id, &mut stream);
-			stream.status = StreamStatus::Suspended { grace_ends: at };
-			Pallet::<T>::schedule(*id, &mut stream, at);
-			Records::<T>::insert(id, stream);
+			grace_ends::<T>(*id, at);
 		}
 		frame_system::Pallet::<T>::set_block_number(at);
 		#[block]
@@ -111,6 +137,59 @@ mod benches {
 		for id in ids {
 			assert_eq!(Records::<T>::get(id).unwrap().status, StreamStatus::Closed);
 		}
+	}
+
+	// Scale: the same work with `s` other streams in storage. Not weights (the script leaves them
+	// out of `weights.rs`): they show that a stream's cost does not grow with the market, and
+	// `scripts/bench-weights.sh` reports them in docs/performance.md.
+
+	#[benchmark]
+	fn scale_settle(s: Linear<10, CROWD>) {
+		let id = full_stream::<T>(0);
+		crowd::<T>(id, s);
+		advance::<T>(10);
+		let caller: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		settle(RawOrigin::Signed(caller), id);
+	}
+
+	#[benchmark]
+	fn scale_withdraw(s: Linear<10, CROWD>) {
+		let id = full_stream::<T>(0);
+		crowd::<T>(id, s);
+		advance::<T>(10);
+		let payee = Records::<T>::get(id).unwrap().payee;
+		#[extrinsic_call]
+		withdraw(RawOrigin::Signed(payee), id);
+	}
+
+	#[benchmark]
+	fn scale_top_up(s: Linear<10, CROWD>) {
+		let id = full_stream::<T>(0);
+		crowd::<T>(id, s);
+		advance::<T>(10);
+		let depositor = Records::<T>::get(id).unwrap().depositors.last().unwrap().who.clone();
+		#[extrinsic_call]
+		top_up(
+			RawOrigin::Signed(depositor),
+			id,
+			T::Currency::minimum_balance().saturating_mul(10u32.into()),
+		);
+	}
+
+	/// The hook expires one stream whose grace ended.
+	#[benchmark]
+	fn scale_expire(s: Linear<10, CROWD>) {
+		let id = full_stream::<T>(0);
+		crowd::<T>(id, s);
+		let at = frame_system::Pallet::<T>::block_number().saturating_add(1u32.into());
+		grace_ends::<T>(id, at);
+		frame_system::Pallet::<T>::set_block_number(at);
+		#[block]
+		{
+			Pallet::<T>::on_initialize(at);
+		}
+		assert_eq!(Records::<T>::get(id).unwrap().status, StreamStatus::Closed);
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);

@@ -18,6 +18,14 @@ impl<T: Config> Pallet<T> {
 		Ok(paid)
 	}
 
+	/// What a call on `id` costs with the depositors the stream has now (its weight grows with
+	/// them; the call was declared at `MaxDepositors`).
+	pub(crate) fn charged(id: StreamId, weight: impl Fn(u32) -> Weight) -> PostDispatchInfo {
+		let depositors = Records::<T>::get(id)
+			.map_or(T::MaxDepositors::get(), |stream| stream.depositors.len() as u32);
+		Some(weight(depositors)).into()
+	}
+
 	pub(crate) fn do_withdraw(who: &T::AccountId, id: StreamId) -> DispatchResult {
 		let stream = Self::open_stream(id)?;
 		ensure!(&stream.payee == who, Error::<T>::NotPayee);

@@ -264,29 +264,37 @@ pub mod pallet {
 	impl<T: Config> Pallet<T> {
 		/// Pays the payee of `stream` what is owed up to this block. Anyone may call it.
 		#[pallet::call_index(0)]
-		pub fn settle(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::settle(T::MaxDepositors::get()))]
+		pub fn settle(origin: OriginFor<T>, stream: StreamId) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			Self::do_settle(stream).map(|_| ())
+			Self::do_settle(stream)?;
+			Ok(Self::charged(stream, T::WeightInfo::settle))
 		}
 
 		/// The payee of `stream` collects what is owed up to this block.
 		#[pallet::call_index(1)]
-		pub fn withdraw(origin: OriginFor<T>, stream: StreamId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::withdraw(T::MaxDepositors::get()))]
+		pub fn withdraw(origin: OriginFor<T>, stream: StreamId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_withdraw(&who, stream)
+			Self::do_withdraw(&who, stream)?;
+			Ok(Self::charged(stream, T::WeightInfo::withdraw))
 		}
 
 		/// Adds `amount` of the signer's balance to the escrow of `stream`. Resumes a suspended
 		/// stream. Anyone may fund any open stream.
 		#[pallet::call_index(2)]
-		#[pallet::weight(T::WeightInfo::top_up().saturating_add(T::Observer::notification_weight()))]
+		#[pallet::weight(T::WeightInfo::top_up(T::MaxDepositors::get())
+			.saturating_add(T::Observer::notification_weight()))]
 		pub fn top_up(
 			origin: OriginFor<T>,
 			stream: StreamId,
 			#[pallet::compact] amount: BalanceOf<T>,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_top_up(&who, stream, amount)
+			Self::do_top_up(&who, stream, amount)?;
+			Ok(Self::charged(stream, |depositors| {
+				T::WeightInfo::top_up(depositors).saturating_add(T::Observer::notification_weight())
+			}))
 		}
 
 		// Call index 3 (`close` by the payer) is retired: a stream's payer ends it through its

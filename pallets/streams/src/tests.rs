@@ -229,10 +229,17 @@ fn the_owner_closes_without_being_told() {
 fn depositors_pay_and_are_refunded_pro_rata() {
 	ExtBuilder::build_and_execute(|| {
 		let id = open(7, 1_000);
-		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 500));
+		let charged = Streams::top_up(RuntimeOrigin::signed(3), id, 500).unwrap();
+		let notified =
+			<<Test as Config>::Observer as stint_traits::StreamObserver>::notification_weight();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::top_up(2) + notified));
 		run_to_block(31);
 		// 30 blocks × 7 = 210, drawn 2:1 from the buyer (1000) and the third party (500).
-		assert_ok!(Streams::settle(RuntimeOrigin::signed(4), id));
+		// Charged for the two depositors it has, not for a full stream.
+		let charged = Streams::settle(RuntimeOrigin::signed(4), id).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::settle(2)));
+		let max = <<Test as Config>::MaxDepositors as Get<u32>>::get();
+		assert!(<() as WeightInfo>::settle(2).all_lt(<() as WeightInfo>::settle(max)));
 		let s = stream(id);
 		assert_eq!(s.depositors[0].remaining, 860);
 		assert_eq!(s.depositors[1].remaining, 430);

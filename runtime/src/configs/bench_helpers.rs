@@ -5,7 +5,10 @@
 use polkadot_sdk::*;
 
 use codec::Encode;
-use frame_support::{assert_ok, traits::fungible::Mutate};
+use frame_support::{
+	assert_ok,
+	traits::{fungible::Mutate, Get},
+};
 use pallet_providers::{HardwareSpec, ProviderInfo};
 use sp_core::crypto::KeyTypeId;
 use stint_primitives::{
@@ -13,7 +16,9 @@ use stint_primitives::{
 };
 use stint_traits::ProviderCollateral;
 
-use crate::{AccountId, Balance, Balances, Bonds, Leases, Providers, RuntimeOrigin, STINT};
+use crate::{
+	AccountId, Balance, Balances, Bonds, Leases, Providers, RuntimeOrigin, Streams, STINT,
+};
 
 /// The keystore's key type the pallets' benchmarks use for worker keys.
 const WORKER: KeyTypeId = KeyTypeId(*b"stwk");
@@ -92,5 +97,14 @@ impl pallet_leases::BenchmarkHelper<AccountId, Balance> for BenchmarkHelpers {
 		let who: AccountId = frame_benchmarking::account("stint-buyer", index, 0);
 		Balances::set_balance(&who, 1_000_000_000 * STINT);
 		who
+	}
+
+	fn fill_stream(stream: stint_traits::StreamId) {
+		let max = <crate::Runtime as pallet_streams::Config>::MaxDepositors::get();
+		for i in 1..max {
+			let who: AccountId = frame_benchmarking::account("stint-depositor", i, 0);
+			Balances::set_balance(&who, 1_000_000 * STINT);
+			assert_ok!(Streams::top_up(RuntimeOrigin::signed(who), stream, 100 * STINT));
+		}
 	}
 }

@@ -155,7 +155,7 @@ pub(super) fn accept(
 	buyer: &AccountId,
 	order: u64,
 	provider: &AccountId,
-) -> frame_support::dispatch::DispatchResult {
+) -> frame_support::dispatch::DispatchResultWithPostInfo {
 	let bid = pallet_market::Bids::<Runtime>::get(order, provider).expect("the bid");
 	Market::accept_bid(
 		RuntimeOrigin::signed(buyer.clone()),

@@ -99,5 +99,6 @@ mod lifecycle;
 mod benchmark_helpers;
 #[cfg(not(any(feature = "runtime-benchmarks", feature = "try-runtime")))]
 mod metadata;
+mod performance;
 mod property;
 mod workers;
