@@ -31,7 +31,7 @@ started=$(date +%s)
 
 if ! "$OMNI" --version 2>/dev/null | grep -q "$OMNI_VERSION"; then
 	# Its RocksDB dependency's bindings need libclang.
-	if command -v apt-get >/dev/null && ! ldconfig -p | grep -q 'libclang'; then
+	if command -v apt-get >/dev/null && ! ldconfig -p | grep -qE 'libclang(-[0-9.]+)?\.so'; then
 		say "installing clang and libclang-dev (for RocksDB's bindings)"
 		sudo_() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 		sudo_ apt-get update -qq

@@ -19,6 +19,7 @@ pub mod configs;
 pub mod genesis_config_presets;
 #[cfg(test)]
 mod tests;
+pub mod weights;
 
 use alloc::{borrow::Cow, vec::Vec};
 use polkadot_sdk::*;
@@ -65,7 +66,7 @@ pub const VERSION: RuntimeVersion = RuntimeVersion {
 	spec_name: Cow::Borrowed("stint"),
 	impl_name: Cow::Borrowed("stint-node"),
 	authoring_version: 1,
-	spec_version: 102,
+	spec_version: 103,
 	impl_version: 1,
 	apis: apis::RUNTIME_API_VERSIONS,
 	transaction_version: 3,

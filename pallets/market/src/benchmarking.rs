@@ -88,7 +88,8 @@ fn order_of<T: Config>(
 ) -> (T::AccountId, OrderId) {
 	let buyer = funded::<T>("buyer", index);
 	let terms = worst_terms::<T>(auto_accept);
-	let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into());
+	let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into())
+		.max(T::MinOrderDeposit::get());
 	let id = Pallet::<T>::do_create_order(buyer.clone(), spec, terms, deposit).unwrap();
 	for b in 0..bids {
 		let (provider, devices) =
@@ -141,7 +142,8 @@ mod benches {
 	fn create_order() {
 		let buyer = funded::<T>("buyer", 0);
 		let terms = worst_terms::<T>(true);
-		let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into());
+		let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into())
+			.max(T::MinOrderDeposit::get());
 		#[extrinsic_call]
 		_(RawOrigin::Signed(buyer), largest_spec(), terms, deposit);
 		assert!(Orders::<T>::contains_key(0));

@@ -100,12 +100,11 @@ mod benches {
 		frame_system::Pallet::<T>::set_block_number(depletes_at);
 		Pallet::<T>::on_initialize(depletes_at);
 		let depositor = stream.depositors.last().unwrap().who.clone();
+		// Resuming takes at least a grace period's worth.
+		let grace: u32 = stream.grace_period.saturated_into();
+		let amount = stream.rate.saturating_mul(grace.saturating_add(10).into());
 		#[extrinsic_call]
-		_(
-			RawOrigin::Signed(depositor),
-			id,
-			T::Currency::minimum_balance().saturating_mul(10u32.into()),
-		);
+		_(RawOrigin::Signed(depositor), id, amount);
 		assert!(matches!(Records::<T>::get(id).unwrap().status, StreamStatus::Active { .. }));
 	}
 

@@ -2,6 +2,7 @@
 //! real registry, bonds and leases: providers are registered (with a worker key from the
 //! keystore, which consents), bonded and funded exactly as a user would make them.
 
+use alloc::vec::Vec;
 use polkadot_sdk::*;
 
 use codec::Encode;

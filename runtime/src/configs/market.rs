@@ -66,7 +66,11 @@ impl pallet_market::Config for Runtime {
 	type MaxStandingBids = ConstU32<64>;
 	/// As many as a provider may register.
 	type MaxGpusPerOrder = ConstU32<16>;
-	type MaxDeadlinesPerBlock = ConstU32<16>;
+	/// Two orders' deadlines a block, and one more from the overflow: at its worst (32 bids of
+	/// 16 GPUs each, re-checked, the losers released, a lease and its stream created) one
+	/// costs about 1.1 % of a block, and the block hooks together keep under 5 %
+	/// (docs/performance.md). A busier block's orders wait in the overflow a few blocks.
+	type MaxDeadlinesPerBlock = ConstU32<2>;
 	type WeightInfo = pallet_market::weights::SubstrateWeight<Runtime>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;
@@ -99,6 +103,9 @@ impl pallet_streams::Config for Runtime {
 	type Treasury = TreasuryAccount;
 	type Observer = Leases;
 	type MaxDepositors = ConstU32<8>;
-	type MaxWakeupsPerBlock = ConstU32<64>;
+	/// Six streams a block run dry or end their grace, and one more from the overflow: each
+	/// may end its lease (about 0.2 % of a block), so with the market's deadlines the hooks
+	/// keep under 5 % of a block.
+	type MaxWakeupsPerBlock = ConstU32<6>;
 	type WeightInfo = pallet_streams::weights::SubstrateWeight<Runtime>;
 }

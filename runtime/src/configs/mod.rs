@@ -65,6 +65,7 @@ impl frame_system::Config for Runtime {
 	type BlockHashCount = BlockHashCount;
 	/// The node stores its state in ParityDB.
 	type DbWeight = ParityDbWeight;
+	type SystemWeightInfo = crate::weights::frame_system::WeightInfo<Runtime>;
 	type Version = Version;
 	type AccountData = pallet_balances::AccountData<Balance>;
 	type SS58Prefix = SS58Prefix;
@@ -94,7 +95,7 @@ impl pallet_timestamp::Config for Runtime {
 	type Moment = u64;
 	type OnTimestampSet = Aura;
 	type MinimumPeriod = ConstU64<{ SLOT_DURATION / 2 }>;
-	type WeightInfo = ();
+	type WeightInfo = crate::weights::pallet_timestamp::WeightInfo<Runtime>;
 }
 
 impl pallet_balances::Config for Runtime {
@@ -106,7 +107,7 @@ impl pallet_balances::Config for Runtime {
 	type DustRemoval = ();
 	type ExistentialDeposit = ConstU128<EXISTENTIAL_DEPOSIT>;
 	type AccountStore = System;
-	type WeightInfo = pallet_balances::weights::SubstrateWeight<Runtime>;
+	type WeightInfo = crate::weights::pallet_balances::WeightInfo<Runtime>;
 	/// Stint's pallets hold and freeze funds with their own reasons (bond, escrow, deposits).
 	type FreezeIdentifier = RuntimeFreezeReason;
 	type MaxFreezes = VariantCountOf<RuntimeFreezeReason>;

@@ -16,7 +16,7 @@ use pallet_providers::{HardwareSpec, ProviderInfo};
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
-use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor, Outcome};
+use stint_primitives::Outcome;
 
 fn dave() -> AccountId {
 	Keyring::Dave.to_account_id()
@@ -45,15 +45,7 @@ fn register_only(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId 
 /// One H100 whose UUID hash is `device`.
 fn h100(device: stint_primitives::DeviceId) -> HardwareSpec {
 	HardwareSpec {
-		gpus: vec![GpuDevice {
-			vendor: GpuVendor::Nvidia,
-			model: b"NVIDIA H100 80GB HBM3".to_vec().try_into().unwrap(),
-			vram_mib: 81_559,
-			compute_capability: ComputeCapability { major: 9, minor: 0 },
-			cuda_driver_version: 13_000,
-			interface: GpuInterface::Sxm,
-			uuid_hash: device,
-		}],
+		gpus: vec![super::h100_device(device)],
 		cpu_cores: 8,
 		ram_mib: 65_536,
 		disk_gib: 100,

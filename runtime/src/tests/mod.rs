@@ -25,6 +25,19 @@ fn machine() -> HardwareSpec {
 	}
 }
 
+/// One NVIDIA H100 SXM whose UUID hashes to `uuid_hash`: the device the runtime tests rent out.
+pub(super) fn h100_device(uuid_hash: stint_primitives::DeviceId) -> GpuDevice {
+	GpuDevice {
+		vendor: GpuVendor::Nvidia,
+		model: b"NVIDIA H100 80GB HBM3".to_vec().try_into().unwrap(),
+		vram_mib: 81_559,
+		compute_capability: ComputeCapability { major: 9, minor: 0 },
+		cuda_driver_version: 13_000,
+		interface: GpuInterface::Sxm,
+		uuid_hash,
+	}
+}
+
 fn info() -> ProviderInfo {
 	ProviderInfo {
 		name: b"bob-l4".to_vec(),
