@@ -3,13 +3,14 @@
     python load.py ws://127.0.0.1:9944 --seconds 120 --out load.json
 
 Against a development chain (Alice funds everyone):
-  setup (not measured): 16 providers register 16 GPUs each and bond; buyers post 128 open-ended
+  setup (not measured): 16 providers register 16 GPUs each and bond; buyers post 32 open-ended
   orders that the providers win through the auto-accept (leases waiting for an acknowledgement)
   and 32 orders that stay open for bids;
   measured window: the providers' worker keys acknowledge every lease, half of the leases get a
   final result signed by their worker key, the other half are topped up by their buyers and
-  settled by third parties in every block; the providers bid on the open orders; and, in the same
-  blocks, 16 accounts keep sending balance transfers.
+  settled by third parties, each payer and relay keeping IN_FLIGHT transactions in the pool, as
+  the transfer senders do; the providers bid on the open orders; and, in the same blocks, 16
+  accounts keep sending balance transfers.
 Counts what every block of the window included (successful extrinsics, by kind) and writes the
 figures: included extrinsics per block and per second for the marketplace and the transfers,
 and their ratio. A client we did not write (substrate-interface) signs and submits everything,
@@ -17,6 +18,7 @@ so nothing is special-cased for the node.
 """
 
 import argparse
+import itertools
 import json
 import struct
 import sys
@@ -30,7 +32,9 @@ DIGEST = bytes.fromhex("5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d91
 IMAGE = "ghcr.io/acme/train@sha256:" + DIGEST.hex()
 PROVIDERS = 16
 GPUS = 16
-LEASES_PER_PROVIDER = 8
+# Two leases per provider: the market decides 2 order deadlines a block (and 1 more from the
+# overflow), so 32 leases take about a dozen blocks to set up.
+LEASES_PER_PROVIDER = 2
 OPEN_ORDERS = 32
 BUYERS = 4
 RELAYS = 4
@@ -64,6 +68,8 @@ class Chain:
             receipt = self.s.submit_extrinsic(xt, wait_for_inclusion=wait)
         except SubstrateRequestException as e:
             log(f"{module}.{function} from {kp.ss58_address[:8]} refused: {e}")
+            # Read the nonce from the chain again next time: this one was never used.
+            self.nonces.pop(kp.ss58_address, None)
             return False
         if wait and not receipt.is_success:
             sys.exit(f"{module}.{function} failed: {receipt.error_message}")
@@ -80,6 +86,17 @@ class Chain:
 
     def events(self, block_hash):
         return [e.value for e in self.s.get_events(block_hash)]
+
+
+def keep_full(chain, kp, make):
+    """Sends `make()`'s calls from `kp` until IN_FLIGHT of its transactions wait in the pool."""
+    on_chain = chain.s.get_account_nonce(kp.ss58_address)
+    mine = chain.nonces.get(kp.ss58_address, on_chain)
+    sent = 0
+    for _ in range(max(0, on_chain + IN_FLIGHT - mine)):
+        module, function, params = make()
+        sent += chain.send(kp, module, function, params)
+    return sent
 
 
 def key(name):
@@ -114,6 +131,7 @@ def order(auto_accept, bid_window):
     return {
         "spec": {
             "image": IMAGE,
+            # Bounded vectors are one-field wrappers to substrate-interface: [[]] is empty.
             "command": [[]],
             "env": [[]],
             "inputs": [[]],
@@ -178,7 +196,7 @@ def setup(chain):
     log(f"{PROVIDERS} providers register {GPUS} GPUs each and bond")
     for i, (p, w) in enumerate(zip(providers, workers)):
         proof = w.sign(b"stint/worker/v1" + p.public_key)
-        info = {"name": f"load-{i}", "endpoint": f"https://load-{i}.example", "region": "DE"}
+        info = {"name": f"load-{i}", "endpoint": f"https://load-{i}.example", "region": "0x" + b"DE".hex()}
         chain.send(
             p,
             "Providers",
@@ -247,12 +265,24 @@ def measure(chain, world, seconds):
     while time.time() < deadline:
         # Transfers: every sender keeps IN_FLIGHT in the pool.
         for n, s in enumerate(senders):
-            on_chain = chain.s.get_account_nonce(s.ss58_address)
-            mine = chain.nonces.get(s.ss58_address, on_chain)
-            for _ in range(max(0, on_chain + IN_FLIGHT - mine)):
-                to = senders[(n + 1) % SENDERS].ss58_address
-                if chain.send(s, "Balances", "transfer_keep_alive", {"dest": to, "value": STINT}):
-                    sent["transfer"] += 1
+            to = senders[(n + 1) % SENDERS].ss58_address
+            sent["transfer"] += keep_full(chain, s, lambda: (
+                "Balances", "transfer_keep_alive", {"dest": to, "value": STINT}))
+        # The market's steady part, kept as full: every buyer tops up its running open-ended
+        # streams in turn, every relay settles them all in turn.
+        running = [(stream, buyer) for lease, (stream, buyer, _) in streams.items()
+                   if lease % 2 == 1]
+        if running:
+            for b in buyers:
+                mine = [stream for stream, buyer in running if buyer == b.ss58_address]
+                if mine:
+                    turn = itertools.cycle(mine)
+                    sent["market"] += keep_full(chain, b, lambda: (
+                        "Streams", "top_up", {"stream": next(turn), "amount": STINT // 100}))
+            for r in relays:
+                turn = itertools.cycle([stream for stream, _ in running])
+                sent["market"] += keep_full(chain, r, lambda: (
+                    "Streams", "settle", {"stream": next(turn)}))
         head_hash, head = chain.head()
         while seen < head:
             seen += 1
@@ -274,12 +304,6 @@ def measure(chain, world, seconds):
                                            for k, v in commitment.items()},
                             "signature": "0x" + signature.hex(),
                         })
-            # Every running open lease: a top-up by its buyer and a settlement by a relay.
-            for lease, (stream, buyer, _) in streams.items():
-                if lease % 2 == 1:
-                    payer = next(b for b in buyers if b.ss58_address == buyer)
-                    chain.send(payer, "Streams", "top_up", {"stream": stream, "amount": STINT // 100})
-                    chain.send(relays[lease % RELAYS], "Streams", "settle", {"stream": stream})
         time.sleep(0.2)
     _, end = chain.head()
     log(f"counting blocks {start + 1}..{end}")

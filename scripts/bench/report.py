@@ -121,6 +121,8 @@ def plot_hooks(curve, goal, path):
 
 
 def fmt(value):
+    if value is None:
+        return "—"
     if isinstance(value, bool):
         return "yes" if value else "**no**"
     if isinstance(value, float):
