@@ -1047,6 +1047,9 @@ impl<E: Executor> Worker<E> {
 			}
 		};
 		if kind == ReportKind::Final {
+			// The lease's folder is missing on a machine the journal was moved to (`journal
+			// import`): the signed receipt is in the journal, and is kept there again.
+			std::fs::create_dir_all(&dirs.root).map_err(|e| e.to_string())?;
 			std::fs::write(dirs.receipt(), &report.receipt).map_err(|e| e.to_string())?;
 		}
 		// A report whose extrinsic is already in a block, or is gone (rejected as stale): the

@@ -158,11 +158,19 @@ pub struct Setup {
 	pub price: &'static str,
 	pub stall_secs: u64,
 	pub max_failures: u32,
+	/// Lets orders' inputs come from loopback (the tests serve them there).
+	pub allow_private_inputs: bool,
 }
 
 impl Default for Setup {
 	fn default() -> Self {
-		Self { api_port: 0, price: "0.01", stall_secs: 30, max_failures: 3 }
+		Self {
+			api_port: 0,
+			price: "0.01",
+			stall_secs: 30,
+			max_failures: 3,
+			allow_private_inputs: false,
+		}
 	}
 }
 
@@ -181,6 +189,7 @@ max_failures = {failures}
 key = "//Eve//stash"
 data_dir = "{data}"
 gpus = "off"
+allow_private_inputs = {private}
 
 [api]
 listen = "127.0.0.1:{api_port}"
@@ -200,6 +209,7 @@ stop_grace_secs = 1
 		stall = setup.stall_secs,
 		failures = setup.max_failures,
 		price = setup.price,
+		private = setup.allow_private_inputs,
 	);
 	std::fs::write(&path, config)?;
 	Ok(path)
@@ -267,11 +277,22 @@ pub struct Order<'a> {
 	pub duration: Option<u32>,
 	pub max_price: &'a str,
 	pub deposit: &'a str,
+	/// Each input's URI and the blake2-256 of its content.
+	pub inputs: &'a [(&'a str, [u8; 32])],
+	pub max_output_bytes: u64,
 }
 
 impl Default for Order<'_> {
 	fn default() -> Self {
-		Self { image: None, command: &[], duration: Some(200), max_price: "0.05", deposit: "10" }
+		Self {
+			image: None,
+			command: &[],
+			duration: Some(200),
+			max_price: "0.05",
+			deposit: "10",
+			inputs: &[],
+			max_output_bytes: 1 << 20,
+		}
 	}
 }
 
@@ -279,12 +300,18 @@ impl Default for Order<'_> {
 pub fn post_order(dir: &Path, url: &str, order: &Order) -> Result<u64> {
 	let words: Vec<String> = order.command.iter().map(|w| format!("{w:?}")).collect();
 	let duration = order.duration.map(|d| format!("duration_blocks = {d}")).unwrap_or_default();
+	let inputs: Vec<String> = order
+		.inputs
+		.iter()
+		.map(|(uri, hash)| format!("{{ uri = {uri:?}, content_hash = \"0x{}\" }}", hex(hash)))
+		.collect();
 	let job = format!(
 		r#"
 [job]
 image = "{image}"
 command = [{words}]
-max_output_bytes = 1048576
+inputs = [{inputs}]
+max_output_bytes = {max_output_bytes}
 
 [gpus]
 count = 1
@@ -301,6 +328,8 @@ deposit = "{deposit}"
 		words = words.join(", "),
 		price = order.max_price,
 		deposit = order.deposit,
+		inputs = inputs.join(", "),
+		max_output_bytes = order.max_output_bytes,
 	);
 	let file = dir.join(format!("job-{}.toml", stint_worker::unix_ms()));
 	std::fs::write(&file, job)?;
@@ -372,4 +401,9 @@ pub async fn lease_result(
 	let lease = lease_of(client, order, timeout, worker).await?;
 	let record = wait_lease(client, lease, timeout, worker, |r| !live(r)).await?;
 	Ok((lease, record))
+}
+
+/// Lower-case hex, no prefix.
+pub fn hex(bytes: &[u8]) -> String {
+	bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -1,0 +1,165 @@
+//! What an order brings with it, and a worker that moves, on a dev chain with Eve's worker:
+//! - an order's inputs are fetched over HTTP, checked against their hashes and given to the job
+//!   read-only; an input whose content does not match its hash is the order's fault
+//!   (acknowledged, failed with the reserved code, no container);
+//! - a job whose outputs grow past the order's limit is stopped during the lease and its result
+//!   sent, the receipt saying why;
+//! - a worker killed after signing its result, whose journal is exported and imported into a
+//!   fresh data directory (`stint-worker journal export | import`), sends that signed result from
+//!   there, once.
+
+mod common;
+
+use std::{process::Command, time::Duration};
+
+use anyhow::{bail, Context, Result};
+use common::chain::{
+	journal_entry, lease_result, post_order, stop, write_config, Order, Setup, Worker,
+};
+use stint_client::{Client, LeaseStatus};
+use stint_e2e::TestNode;
+use stint_primitives::{blake2_256, output_root, OutputFile, ReservedExit};
+
+const WAIT: Duration = Duration::from_secs(120);
+
+async fn node() -> Result<(TestNode, Client)> {
+	assert!(common::docker_available(), "these tests need a Docker engine");
+	let node = TestNode::dev()?;
+	node.wait_for_rpc(Duration::from_secs(90))?;
+	let client = common::chain::connect(&node.ws_url()).await?;
+	Ok((node, client))
+}
+
+/// Serves `body` at `http://127.0.0.1:<port>/data` to every request, from a thread; the URI.
+fn serve(body: &'static [u8]) -> Result<String> {
+	let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| anyhow::anyhow!("{e}"))?;
+	let port = server.server_addr().to_ip().context("an IP address")?.port();
+	std::thread::spawn(move || {
+		for request in server.incoming_requests() {
+			let _ = request.respond(tiny_http::Response::from_data(body));
+		}
+	});
+	Ok(format!("http://127.0.0.1:{port}/data"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_orders_inputs_are_fetched_checked_and_read_only_and_a_wrong_one_fails_the_order(
+) -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let setup = Setup { allow_private_inputs: true, ..Setup::default() };
+	let config = write_config(dir.path(), &url, &setup)?;
+	let worker = Worker::start(&config, None)?;
+	const DATA: &[u8] = b"the buyer's data set\n";
+	let uri = serve(DATA)?;
+
+	// The job copies its input (at /inputs/0) to its outputs.
+	let inputs = [(uri.as_str(), blake2_256(DATA))];
+	let command = ["/job", "copy", "0"];
+	let order = Order { command: &command, inputs: &inputs, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	let expected = output_root(&[OutputFile {
+		path: b"copy-0".to_vec(),
+		size: DATA.len() as u64,
+		content_hash: blake2_256(DATA),
+	}]);
+	assert_eq!(record.result.context("a result")?.0.output_root, expected);
+	let kept = dir.path().join(format!("data/leases/{lease}/inputs/0"));
+	assert_eq!(std::fs::read(kept)?, DATA);
+
+	// The same data under another hash: the order's fault, found before anything runs.
+	let inputs = [(uri.as_str(), [7; 32])];
+	let order = Order { command: &command, inputs: &inputs, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
+	let code = record.result.context("a result")?.0.exit_code;
+	assert_eq!(code, ReservedExit::InputHashMismatch.code(), "{}", worker.log());
+	let journal = stop(worker)?;
+	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_whose_outputs_outgrow_the_order_is_stopped_and_its_result_sent() -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+
+	// 64 MiB, written a MiB every 20 ms, against a limit of 1 MiB: stopped within seconds.
+	let command = ["/job", "big", "67108864", "sleep", "600"];
+	let order = Order { command: &command, max_output_bytes: 1 << 20, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(record.result.is_some(), "{:?}: {}", record.status, worker.log());
+	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
+	let log = worker.log();
+	assert!(log.contains(&format!("lease={lease}: outputs over the order's limit")), "{log}");
+	let journal = stop(worker)?;
+	let entry = journal_entry(&journal, lease);
+	assert_eq!(entry["exit"]["reason"], "OutputOverLimit", "{entry}");
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_journal_moved_to_a_fresh_data_directory_sends_the_result_it_signed_once() -> Result<()> {
+	let (node, client) = node().await?;
+	let url = node.ws_url();
+	let old = tempfile::tempdir()?;
+	let config = write_config(old.path(), &url, &Setup::default())?;
+	let mut crashing = Worker::start(&config, Some("after-sign-final"))?;
+	let command = ["/job", "write", "moved.txt", "signed before the move"];
+	let order = post_order(old.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let status = crashing.wait_exit(WAIT)?;
+	assert!(!status.success(), "the worker was to crash after signing");
+	let crashed_log = crashing.log();
+
+	// The operator moves the journal: export on the old machine, import on the new one.
+	let export = old.path().join("journal.json");
+	let out = Command::new(env!("CARGO_BIN_EXE_stint-worker"))
+		.args(["journal", "export", "--config"])
+		.arg(&config)
+		.output()?;
+	if !out.status.success() {
+		bail!("journal export: {}", String::from_utf8_lossy(&out.stderr));
+	}
+	std::fs::write(&export, &out.stdout)?;
+	drop(crashing);
+	let new = tempfile::tempdir()?;
+	std::fs::create_dir_all(new.path().join("data"))?;
+	let moved = write_config(new.path(), &url, &Setup::default())?;
+	let imported = Command::new(env!("CARGO_BIN_EXE_stint-worker"))
+		.args(["journal", "import", "--config"])
+		.arg(&moved)
+		.arg(&export)
+		.output()?;
+	if !imported.status.success() {
+		bail!("journal import: {}", String::from_utf8_lossy(&imported.stderr));
+	}
+	let before: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+
+	let worker = Worker::start(&moved, None)?;
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	tokio::time::sleep(Duration::from_secs(2)).await;
+	let moved_log = worker.log();
+	let after = stop(worker)?;
+	let (before, after) = (journal_entry(&before, lease), journal_entry(&after, lease));
+	// What was signed on the old machine is what the chain holds, sent in the same extrinsic.
+	let signed = &before["reports"]["final"]["commitment"];
+	assert!(!signed.is_null(), "nothing was signed before the crash:\n{crashed_log}");
+	assert_eq!(signed, &serde_json::to_value(record.result.context("a result")?.0)?);
+	let hash = &before["extrinsics"]["final"]["hash"];
+	assert!(!hash.is_null(), "no extrinsic was signed before the crash:\n{crashed_log}");
+	assert_eq!(&after["extrinsics"]["final"]["hash"], hash, "{moved_log}");
+	let logs = format!("{crashed_log}{moved_log}");
+	let sent = logs.matches(&format!("lease={lease}: final in a block")).count();
+	let refused = logs.matches(&format!("lease={lease}: final refused")).count();
+	assert!(sent <= 1 && refused == 0, "{sent} sent, {refused} refused:\n{logs}");
+	Ok(())
+}
