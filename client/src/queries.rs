@@ -51,7 +51,7 @@ impl Client {
 				rpc.system_name().await.map_err(Error::rpc)?,
 				rpc.system_version().await.map_err(Error::rpc)?
 			),
-			best_block: best.map(|h| h.number().into()).unwrap_or_default(),
+			best_block: best.map(|h| h.number()).unwrap_or_default(),
 			finalized_block: at.block_number(),
 			genesis_hash: format!("0x{}", hex::encode(self.genesis_hash())),
 			spec_version: at.spec_version(),
@@ -64,7 +64,7 @@ impl Client {
 		let at = self.block().await?;
 		let account = at
 			.storage()
-			.fetch(runtime::storage().system().account(), (who.clone(),))
+			.fetch(runtime::storage().system().account(), (*who,))
 			.await
 			.map_err(Error::rpc)?
 			.decode()
@@ -96,11 +96,8 @@ impl Client {
 		start_after: Option<u64>,
 		limit: u32,
 	) -> Result<(Vec<(u64, Vec<DeviceId>)>, Option<u64>), Error> {
-		let call = runtime::runtime_apis().market_api().servable_orders(
-			provider.clone(),
-			start_after,
-			limit,
-		);
+		let call =
+			runtime::runtime_apis().market_api().servable_orders(*provider, start_after, limit);
 		let page = self.call_api(call).await?;
 		Ok((page.orders, page.next))
 	}
@@ -170,7 +167,7 @@ impl Client {
 		&self,
 		provider: &AccountId,
 	) -> Result<Vec<(LeaseId, LeaseRecord)>, Error> {
-		self.call_api(runtime::runtime_apis().market_api().leases_of(provider.clone())).await
+		self.call_api(runtime::runtime_apis().market_api().leases_of(*provider)).await
 	}
 
 	/// Every lease `buyer` pays or paid for, live or ended (a scan of all leases: for a CLI, not
@@ -208,7 +205,7 @@ impl Client {
 		let at = self.block().await?;
 		match at
 			.storage()
-			.try_fetch(runtime::storage().providers().registry(), (who.clone(),))
+			.try_fetch(runtime::storage().providers().registry(), (*who,))
 			.await
 			.map_err(Error::rpc)?
 		{
@@ -222,7 +219,7 @@ impl Client {
 		let at = self.block().await?;
 		match at
 			.storage()
-			.try_fetch(runtime::storage().bonds().ledgers(), (who.clone(),))
+			.try_fetch(runtime::storage().bonds().ledgers(), (*who,))
 			.await
 			.map_err(Error::rpc)?
 		{
@@ -256,8 +253,7 @@ impl Client {
 	pub async fn duties(&self, who: &AccountId) -> Result<Vec<DutyRecord>, Error> {
 		use runtime::runtime_types::stint_primitives::report::NextDuty as Generated;
 		use stint_primitives::NextDuty;
-		let duties =
-			self.call_api(runtime::runtime_apis().market_api().duties(who.clone())).await?;
+		let duties = self.call_api(runtime::runtime_apis().market_api().duties(*who)).await?;
 		Ok(duties
 			.into_iter()
 			.map(|duty| DutyRecord {
@@ -276,7 +272,7 @@ impl Client {
 
 	/// The standing bids of `who` (a provider or one of its worker keys), by order.
 	pub async fn bids_of(&self, who: &AccountId) -> Result<Vec<(u64, BidRecord)>, Error> {
-		self.call_api(runtime::runtime_apis().market_api().bids_of(who.clone())).await
+		self.call_api(runtime::runtime_apis().market_api().bids_of(*who)).await
 	}
 
 	/// Whom `who` acts for: `(provider, None)` for a provider's own account, `(provider,
@@ -285,13 +281,13 @@ impl Client {
 		&self,
 		who: &AccountId,
 	) -> Result<Option<(AccountId, Option<Vec<DeviceId>>)>, Error> {
-		self.call_api(runtime::runtime_apis().market_api().acting_for(who.clone())).await
+		self.call_api(runtime::runtime_apis().market_api().acting_for(*who)).await
 	}
 
 	/// The number of the best block the node knows.
 	pub async fn best_number(&self) -> Result<u64, Error> {
 		let header = self.legacy().chain_get_header(None).await.map_err(Error::rpc)?;
-		Ok(header.map(|h| h.number().into()).unwrap_or_default())
+		Ok(header.map(|h| h.number()).unwrap_or_default())
 	}
 }
 
@@ -337,7 +333,7 @@ impl Client {
 			.await
 			.map_err(Error::rpc)?
 			.ok_or_else(|| Error::Rpc("the node has no best block".into()))?;
-		Ok((hash, header.number().into()))
+		Ok((hash, header.number()))
 	}
 }
 
@@ -380,10 +376,10 @@ impl Client {
 		let who = AccountId::from([0u8; 32]);
 		let runtime_apis = at.runtime_apis();
 		let reads = [
-			("MarketApi.duties", runtime_apis.validate(apis.duties(who.clone())).err()),
+			("MarketApi.duties", runtime_apis.validate(apis.duties(who)).err()),
 			(
 				"MarketApi.servable_orders",
-				runtime_apis.validate(apis.servable_orders(who.clone(), None, 1)).err(),
+				runtime_apis.validate(apis.servable_orders(who, None, 1)).err(),
 			),
 			("MarketApi.lease", runtime_apis.validate(apis.lease(0)).err()),
 		];

@@ -25,7 +25,7 @@ async fn a_signed_transaction_kept_and_sent_later_lands_once_and_reads_see_any_b
 	let dave_before = client.free_balance(&dave_id).await?;
 
 	// Sign now; keep the bytes (as a worker's journal would, here through JSON); send later.
-	let call = runtime::tx().balances().transfer_keep_alive(dave_id.clone().into(), 7 * STINT);
+	let call = runtime::tx().balances().transfer_keep_alive(dave_id.into(), 7 * STINT);
 	let signed = client.sign(&call, &charlie, None).await?;
 	let kept: SignedTx = serde_json::from_str(&serde_json::to_string(&signed)?)?;
 	assert_eq!(kept, signed);

@@ -122,7 +122,7 @@ async fn an_order_is_bid_on_accepted_acknowledged_and_completed_with_a_signed_re
 	let (spec, terms, deposit) = order_args();
 	submit(
 		&client,
-		&node,
+		node,
 		&dynamic::transaction("Market", "create_order", (spec, terms, deposit)),
 		&alice,
 	)
@@ -148,7 +148,7 @@ async fn an_order_is_bid_on_accepted_acknowledged_and_completed_with_a_signed_re
 		"place_bid",
 		(Value::u128(order), Value::u128(STINT / 2), devices),
 	);
-	submit(&client, &node, &bid, &eve).await?;
+	submit(&client, node, &bid, &eve).await?;
 
 	// The window closes eight blocks after the order: the block hook accepts Eve's bid.
 	let mut lease = None;
@@ -168,7 +168,7 @@ async fn an_order_is_bid_on_accepted_acknowledged_and_completed_with_a_signed_re
 	// Eve's worker key (`//Eve//stash`, a funded dev account) acknowledges on Eve's behalf.
 	let worker = Keypair::from_uri(&SecretUri::from_str("//Eve//stash")?)?;
 	let ack = dynamic::transaction("Leases", "ack_lease", (lease,));
-	submit(&client, &node, &ack, &worker).await?;
+	submit(&client, node, &ack, &worker).await?;
 
 	let commitment = ResultCommitment {
 		output_root: [1; 32],
@@ -192,7 +192,7 @@ async fn an_order_is_bid_on_accepted_acknowledged_and_completed_with_a_signed_re
 		"submit_result",
 		(Value::u128(lease.into()), commitment_value, Value::from_bytes(signature.0)),
 	);
-	let events = submit(&client, &node, &result, &bob).await?;
+	let events = submit(&client, node, &result, &bob).await?;
 	assert!(
 		events.contains(&("Leases".into(), "ResultSubmitted".into())),
 		"Leases.ResultSubmitted was emitted: {events:?}"

@@ -108,7 +108,7 @@ impl SignedFetchAuth {
 	pub fn from_header(value: &str) -> Result<Self, FetchAuthError> {
 		let value = value.trim();
 		let value = value.strip_prefix("0x").unwrap_or(value);
-		if value.len() % 2 != 0 || !value.is_ascii() {
+		if !value.len().is_multiple_of(2) || !value.is_ascii() {
 			return Err(FetchAuthError::Malformed);
 		}
 		let bytes = (0..value.len())

@@ -238,8 +238,8 @@ mod tests {
 	#[test]
 	fn admits_checks_every_device() {
 		let h200 = gpu("NVIDIA H200", 141_000, 9, 0, 13_000);
-		assert_eq!(needs(1).admits(&[h200.clone()]), Ok(()));
-		assert_eq!(needs(2).admits(&[h200.clone()]), Err(Unfit::WrongCount));
+		assert_eq!(needs(1).admits(core::slice::from_ref(&h200)), Ok(()));
+		assert_eq!(needs(2).admits(core::slice::from_ref(&h200)), Err(Unfit::WrongCount));
 		let small = gpu("NVIDIA L4", 24_000, 8, 9, 13_000);
 		assert_eq!(needs(2).admits(&[h200.clone(), small]), Err(Unfit::TooLittleVram));
 		let old = gpu("Tesla V100", 80_000, 7, 0, 13_000);

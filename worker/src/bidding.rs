@@ -175,11 +175,13 @@ mod tests {
 	use stint_primitives::{MILLI_STINT, STINT};
 
 	fn policy() -> BiddingConfig {
-		let mut policy = BiddingConfig::default();
-		policy.price = 10 * MILLI_STINT;
+		let mut policy = BiddingConfig {
+			price: 10 * MILLI_STINT,
+			max_leases: 3,
+			max_duration: 1000,
+			..BiddingConfig::default()
+		};
 		policy.prices.insert("NVIDIA H200".into(), 20 * MILLI_STINT);
-		policy.max_leases = 3;
-		policy.max_duration = 1000;
 		policy
 	}
 

@@ -195,11 +195,14 @@ mod tests {
 	use JobState as J;
 	use Phase::*;
 
+	/// A row: what it shows, the chain, the journal's phase, the container, the plan.
+	type Row = (&'static str, OnChain, Option<Phase>, Option<JobState>, Vec<Action>);
+
 	#[test]
 	fn the_table() {
 		let exited = Some(J::Exited { code: 0, oom: false });
 		#[rustfmt::skip]
-		let table: Vec<(&str, OnChain, Option<Phase>, Option<JobState>, Vec<Action>)> = vec![
+		let table: Vec<Row> = vec![
 			("new lease: prepare", ACK, None, None, vec![Prepare(7)]),
 			("prepared: ack", ACK, Some(Prepared), None, vec![Ack(7)]),
 			("order at fault: still ack", ACK, Some(OrderFault), None, vec![Ack(7)]),

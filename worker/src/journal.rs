@@ -401,8 +401,13 @@ mod tests {
 			.unwrap();
 		assert_eq!(first, again);
 		assert_eq!(signed, 1);
-		let conflict =
-			journal.sign_report_once(1, ReportKind::Final, commitment(1), vec![], || vec![]);
+		let conflict = journal.sign_report_once(
+			1,
+			ReportKind::Final,
+			commitment(1),
+			vec![],
+			std::vec::Vec::new,
+		);
 		assert!(matches!(conflict, Err(JournalError::ConflictingReport { lease: 1, .. })));
 		// Another slot is another report.
 		journal

@@ -5,7 +5,7 @@
 //! program the provider's configuration names), and commits each result exactly once, signed by
 //! the worker key: the output root, the execution receipt's hash, the exit code.
 //!
-//! - [`config`]: `worker.toml`;
+//! - [`config`], `worker.toml`;
 //! - [`chain`]: the node connection (failover, stall detection) and the calls it sends;
 //! - [`duties`]: [`duties::plan`], the pure function from chain state, journal and containers to
 //!   actions, run at every finalized block;

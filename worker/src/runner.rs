@@ -588,7 +588,7 @@ impl<E: Executor> Worker<E> {
 		}
 
 		let settle_every = self.config.bidding.settle_every.max(1);
-		if number % settle_every == 0 {
+		if number.is_multiple_of(settle_every) {
 			for duty in duties.iter().filter(|d| matches!(d.lease.status, LeaseStatus::Running)) {
 				let (me, stream, lease) = (self.clone(), duty.lease.stream, duty.id);
 				tokio::spawn(async move { me.settle(lease, stream).await });
@@ -1060,7 +1060,6 @@ impl<E: Executor> Worker<E> {
 		}
 		let signature: [u8; 64] =
 			report.signature.clone().try_into().map_err(|_| "a bad signature in the journal")?;
-		let signature = signature;
 		let commitment = Static(report.commitment);
 		let sent = match kind {
 			ReportKind::Final => {

@@ -1,6 +1,6 @@
 //! `stint provider`: register, update, worker keys, pause, resume, exit, deregister, show.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use stint_client::{
@@ -88,7 +88,7 @@ pub struct ProbeArgs {
 	scratch: PathBuf,
 }
 
-fn provider_file(ctx: &Ctx, file: &PathBuf, probe: &ProbeArgs) -> Result<machine::Provider, Fail> {
+fn provider_file(ctx: &Ctx, file: &Path, probe: &ProbeArgs) -> Result<machine::Provider, Fail> {
 	let account = ctx.account(&None)?;
 	let text = read_file(file)?;
 	let in_file = |e| Fail::Input(format!("{}: {e}", file.display()));

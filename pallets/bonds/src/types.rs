@@ -35,11 +35,12 @@ pub struct UnlockChunk<Balance, BlockNumber> {
 	DebugNoBound,
 )]
 #[scale_info(skip_type_params(MaxChunks))]
-pub struct BondLedger<
+pub struct BondLedger<Balance, BlockNumber, MaxChunks>
+where
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
 	MaxChunks: Get<u32>,
-> {
+{
 	/// Bonded and not unbonding.
 	pub active: Balance,
 	/// Unbonding, oldest first.

@@ -101,9 +101,9 @@ pub fn worker(who: u64) -> sr25519::Pair {
 }
 
 thread_local! {
-	static OUTCOMES: RefCell<Vec<(u64, Outcome, Permill)>> = RefCell::new(Vec::new());
+	static OUTCOMES: RefCell<Vec<(u64, Outcome, Permill)>> = const { RefCell::new(Vec::new()) };
 	static WORKER_KEYS: RefCell<BTreeMap<u64, stint_primitives::WorkerKey>> =
-		RefCell::new(BTreeMap::new());
+		const { RefCell::new(BTreeMap::new()) };
 }
 
 pub fn locked(who: u64) -> Balance {

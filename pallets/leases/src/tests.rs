@@ -336,7 +336,7 @@ fn checkpoints_keep_an_open_ended_lease_alive_and_cannot_be_replayed() {
 		let c = commitment(0);
 		let first = sign(id, ReportKind::Checkpoint { sequence: 1 }, &c);
 		run_to_block(15);
-		assert_ok!(Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, first.clone()));
+		assert_ok!(Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, first));
 		assert_eq!((lease(id).checkpoints, lease(id).last_report_at), (1, 15));
 		// Paid to the checkpoint.
 		assert_eq!(free(PROVIDER), ENDOWMENT + 140);

@@ -84,12 +84,13 @@ impl LeaseStatus {
 	DebugNoBound,
 )]
 #[scale_info(skip_type_params(MaxGpus))]
-pub struct Lease<
+pub struct Lease<AccountId, Balance, BlockNumber, MaxGpus>
+where
 	AccountId: Clone + PartialEq + Eq + core::fmt::Debug,
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
 	MaxGpus: Get<u32>,
-> {
+{
 	pub order: OrderId,
 	pub buyer: AccountId,
 	pub provider: AccountId,

@@ -100,7 +100,7 @@ pub fn worker_key(machine: u8) -> stint_primitives::WorkerKey {
 }
 
 thread_local! {
-	static REPUTATION: RefCell<BTreeMap<u64, Permill>> = RefCell::new(BTreeMap::new());
+	static REPUTATION: RefCell<BTreeMap<u64, Permill>> = const { RefCell::new(BTreeMap::new()) };
 }
 
 /// A lease as the stand-in lease pallet keeps it.

@@ -94,11 +94,12 @@ pub struct Order<AccountId, Balance, BlockNumber> {
 	DebugNoBound,
 )]
 #[scale_info(skip_type_params(MaxGpus))]
-pub struct Bid<
+pub struct Bid<Balance, BlockNumber, MaxGpus>
+where
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
 	MaxGpus: Get<u32>,
-> {
+{
 	pub price_per_block: Balance,
 	/// The exact registered devices the provider will use.
 	pub devices: BoundedVec<DeviceId, MaxGpus>,

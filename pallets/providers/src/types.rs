@@ -195,14 +195,15 @@ pub struct Worker<MaxGpus: Get<u32>> {
 	DebugNoBound,
 )]
 #[scale_info(skip_type_params(MaxName, MaxEndpoint, MaxGpus, MaxWorkers))]
-pub struct ProviderRecord<
+pub struct ProviderRecord<Balance, BlockNumber, MaxName, MaxEndpoint, MaxGpus, MaxWorkers>
+where
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
 	MaxName: Get<u32>,
 	MaxEndpoint: Get<u32>,
 	MaxGpus: Get<u32>,
 	MaxWorkers: Get<u32>,
-> {
+{
 	pub name: BoundedVec<u8, MaxName>,
 	pub endpoint: BoundedVec<u8, MaxEndpoint>,
 	pub region: RegionCode,

@@ -52,12 +52,13 @@ pub struct Deposit<AccountId, Balance> {
 	DebugNoBound,
 )]
 #[scale_info(skip_type_params(MaxDepositors))]
-pub struct Stream<
+pub struct Stream<AccountId, Balance, BlockNumber, MaxDepositors>
+where
 	AccountId: Clone + PartialEq + Eq + core::fmt::Debug,
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug,
 	MaxDepositors: Get<u32>,
-> {
+{
 	pub payer: AccountId,
 	pub payee: AccountId,
 	/// Paid per block while active.

@@ -336,12 +336,15 @@ pub mod buckets {
 		}
 	}
 
+	/// Ids of queue `Q`, each with the slot it waits (or waited) in.
+	pub type Placed<Q> = Vec<(<Q as Queue>::Id, Slot<<Q as Queue>::Block>)>;
+
 	/// What the hook of block `now` looks at: every id in its bucket, then up to
 	/// [`overflow_share`] positions from the head of the overflow queue (whether due or not:
 	/// the caller checks, handles what is due and schedules the rest again). Each with the slot
 	/// it was taken from, which the caller compares with the one its record names. Returns them
 	/// and how many positions were read (holes left by [`unschedule`] count: they cost a read).
-	pub fn take_due<Q: Queue>(now: Q::Block) -> (Vec<(Q::Id, Slot<Q::Block>)>, u32) {
+	pub fn take_due<Q: Queue>(now: Q::Block) -> (Placed<Q>, u32) {
 		let mut due: Vec<_> =
 			Q::Buckets::take(now).into_iter().map(|id| (id, Slot::Bucket(now))).collect();
 		let mut read = due.len() as u32;
@@ -372,7 +375,7 @@ pub mod buckets {
 	/// Every id the queue holds, with its slot: for invariant checks only (it reads everything).
 	/// Fails if a bucket before `now` was left unprocessed or the overflow holds an id outside
 	/// its ends.
-	pub fn all<Q: Queue>(now: Q::Block) -> Result<Vec<(Q::Id, Slot<Q::Block>)>, &'static str> {
+	pub fn all<Q: Queue>(now: Q::Block) -> Result<Placed<Q>, &'static str> {
 		let mut found = Vec::new();
 		for (block, ids) in Q::Buckets::iter() {
 			if block < now {

@@ -275,9 +275,8 @@ impl Executor for Docker {
 			}
 			Err(error) => return Err(text(error)),
 		};
-		match self.state(&id).await? {
-			JobState::Created => self.engine.start_container(&id, None).await.map_err(text)?,
-			_ => {}
+		if self.state(&id).await? == JobState::Created {
+			self.engine.start_container(&id, None).await.map_err(text)?
 		}
 		Ok(id)
 	}

@@ -301,7 +301,7 @@ impl Executor for Native {
 			let stopped =
 				matches!(self.state(handle).await?, JobState::Exited { .. } | JobState::Missing);
 			for (name, copy, written) in copies.iter_mut() {
-				let Ok(mut from) = std::fs::File::open(self.job_dir(handle).join(&*name)) else {
+				let Ok(mut from) = std::fs::File::open(self.job_dir(handle).join(*name)) else {
 					continue;
 				};
 				from.seek(SeekFrom::Start(*written)).map_err(|e| e.to_string())?;
