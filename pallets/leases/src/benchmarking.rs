@@ -7,7 +7,7 @@ use frame::{
 	deps::{sp_core::crypto::KeyTypeId, sp_io},
 };
 use stint_primitives::{Report, ReportKind};
-use stint_traits::{LeaseFactory, NewLease};
+use stint_traits::{LeaseFactory, NewLease, PaymentStreams};
 
 const WORKER: KeyTypeId = KeyTypeId(*b"stwk");
 
@@ -18,11 +18,21 @@ struct Setup<T: Config> {
 	key: WorkerKey,
 }
 
+/// The most depositors a stream takes.
+fn max_depositors<T: Config>() -> u32 {
+	<T::Streams as PaymentStreams<_, _, _>>::max_depositors()
+}
+
+/// A lease of the most devices; an open-ended one's stream has the most depositors.
 fn lease<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
+	lease_of::<T>(duration, notice, T::MaxGpusPerLease::get(), max_depositors::<T>())
+}
+
+/// A lease of `gpus` devices; an open-ended one's stream has `depositors`.
+fn lease_of<T: Config>(duration: Option<u32>, notice: u32, gpus: u32, depositors: u32) -> Setup<T> {
 	let key = sp_io::crypto::sr25519_generate(WORKER, None);
 	let collateral: T::Balance = 1_000u32.into();
-	let (provider, devices) =
-		T::BenchmarkHelper::provider(0, T::MaxGpusPerLease::get(), key, collateral);
+	let (provider, devices) = T::BenchmarkHelper::provider(0, gpus, key, collateral);
 	let buyer = T::BenchmarkHelper::buyer(0);
 	let price: T::Balance = 1_000_000u32.into();
 	let lease = Pallet::<T>::create_lease(NewLease {
@@ -41,13 +51,16 @@ fn lease<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
 	if duration.is_none() {
 		// Only an open-ended lease's stream takes other depositors (a fixed one is paid in
 		// full from the start): the worst case settles and refunds every one of them.
-		T::BenchmarkHelper::fill_stream(Leases::<T>::get(lease).unwrap().stream);
+		T::BenchmarkHelper::fill_stream(Leases::<T>::get(lease).unwrap().stream, depositors);
 	}
 	Setup { lease, provider, buyer, key }
 }
 
 fn running<T: Config>(duration: Option<u32>, notice: u32) -> Setup<T> {
-	let setup = lease::<T>(duration, notice);
+	acknowledged(lease::<T>(duration, notice))
+}
+
+fn acknowledged<T: Config>(setup: Setup<T>) -> Setup<T> {
 	Pallet::<T>::do_ack_lease(&setup.provider, setup.lease).unwrap();
 	setup
 }
@@ -98,19 +111,26 @@ mod benches {
 		assert_eq!(status::<T>(setup.lease), LeaseStatus::Running);
 	}
 
+	/// An open-ended lease of `g` devices whose stream has `d` depositors ends early: every
+	/// device released, every depositor refunded, the verdict left pending.
 	#[benchmark]
-	fn submit_result() {
-		let setup = running::<T>(Some(100), 0);
+	fn submit_result(
+		g: Linear<1, { T::MaxGpusPerLease::get() }>,
+		d: Linear<1, { max_depositors::<T>() }>,
+	) {
+		let setup = acknowledged(lease_of::<T>(None, 0, g, d));
 		advance::<T>(10u32.into());
 		let (commitment, signature) = signed(&setup, ReportKind::Final);
 		#[extrinsic_call]
 		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease, commitment, signature);
 		assert_eq!(status::<T>(setup.lease), LeaseStatus::Completed);
+		assert!(PendingVerdicts::<T>::contains_key(setup.lease));
 	}
 
+	/// Settles a stream with `d` depositors.
 	#[benchmark]
-	fn checkpoint() {
-		let setup = running::<T>(None, 0);
+	fn checkpoint(d: Linear<1, { max_depositors::<T>() }>) {
+		let setup = acknowledged(lease_of::<T>(None, 0, T::MaxGpusPerLease::get(), d));
 		advance::<T>(10u32.into());
 		let (commitment, signature) = signed(&setup, ReportKind::Checkpoint { sequence: 1 });
 		#[extrinsic_call]
@@ -126,28 +146,40 @@ mod benches {
 		assert!(Leases::<T>::get(setup.lease).unwrap().notice_ends_at.is_some());
 	}
 
-	/// Without notice: closes the stream and slashes.
+	/// Without notice: closes a stream with `d` depositors, releases `g` devices, slashes.
 	#[benchmark]
-	fn terminate() {
-		let setup = running::<T>(None, 10);
+	fn terminate(
+		g: Linear<1, { T::MaxGpusPerLease::get() }>,
+		d: Linear<1, { max_depositors::<T>() }>,
+	) {
+		let setup = acknowledged(lease_of::<T>(None, 10, g, d));
 		advance::<T>(10u32.into());
 		#[extrinsic_call]
 		_(RawOrigin::Signed(setup.provider.clone()), setup.lease);
 		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
 	}
 
+	/// Closes a stream with `d` depositors and releases `g` devices.
 	#[benchmark]
-	fn close_lease() {
-		let setup = running::<T>(None, 0);
+	fn close_lease(
+		g: Linear<1, { T::MaxGpusPerLease::get() }>,
+		d: Linear<1, { max_depositors::<T>() }>,
+	) {
+		let setup = acknowledged(lease_of::<T>(None, 0, g, d));
 		advance::<T>(10u32.into());
 		#[extrinsic_call]
 		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease);
 		assert!(matches!(status::<T>(setup.lease), LeaseStatus::Terminated { .. }));
 	}
 
+	/// A lease never acknowledged: its pending stream (topped up by `d` depositors meanwhile)
+	/// refunded, `g` devices released, the provider slashed, the reporter rewarded.
 	#[benchmark]
-	fn report_no_show() {
-		let setup = lease::<T>(Some(100), 0);
+	fn report_no_show(
+		g: Linear<1, { T::MaxGpusPerLease::get() }>,
+		d: Linear<1, { max_depositors::<T>() }>,
+	) {
+		let setup = lease_of::<T>(None, 0, g, d);
 		advance::<T>(T::AckDeadline::get().saturating_add(One::one()));
 		let reporter: T::AccountId = whitelisted_caller();
 		#[extrinsic_call]
@@ -156,8 +188,11 @@ mod benches {
 	}
 
 	#[benchmark]
-	fn report_missed_result() {
-		let setup = running::<T>(None, 0);
+	fn report_missed_result(
+		g: Linear<1, { T::MaxGpusPerLease::get() }>,
+		d: Linear<1, { max_depositors::<T>() }>,
+	) {
+		let setup = acknowledged(lease_of::<T>(None, 0, g, d));
 		advance::<T>(T::CheckpointInterval::get().saturating_add(One::one()));
 		let reporter: T::AccountId = whitelisted_caller();
 		#[extrinsic_call]
@@ -189,6 +224,22 @@ mod benches {
 		#[extrinsic_call]
 		_(RawOrigin::Signed(caller), setup.lease);
 		assert!(!PendingVerdicts::<T>::contains_key(setup.lease));
+	}
+
+	/// A top-up resumed the stream of a suspended lease: what the streams charge that top-up
+	/// for telling the leases.
+	#[benchmark]
+	fn on_resumed() {
+		let setup = running::<T>(None, 0);
+		let stream = Leases::<T>::get(setup.lease).unwrap().stream;
+		Leases::<T>::mutate(setup.lease, |lease| {
+			lease.as_mut().unwrap().status = LeaseStatus::Suspended;
+		});
+		#[block]
+		{
+			<Pallet<T> as stint_traits::StreamObserver>::on_resumed(setup.lease, stream);
+		}
+		assert_eq!(status::<T>(setup.lease), LeaseStatus::Running);
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);

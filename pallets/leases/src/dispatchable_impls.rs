@@ -26,11 +26,12 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
+	/// Returns the lease's devices and its stream's depositors, which its weight depends on.
 	pub(crate) fn do_submit_result(
 		id: LeaseId,
 		commitment: ResultCommitment,
 		signature: WorkerSignature,
-	) -> DispatchResult {
+	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::running(id)?;
 		if let Some(ends_at) = lease.ends_at {
 			let deadline = ends_at.saturating_add(lease.result_grace);
@@ -45,10 +46,18 @@ impl<T: Config> Pallet<T> {
 		// the buyer (or the objection window) before it counts.
 		let early = match lease.ends_at {
 			Some(ends_at) => now < ends_at,
-			None => !lease.notice_ends_at.is_some_and(|at| at <= now),
+			None => lease.notice_ends_at.is_none_or(|at| at > now),
 		};
 
 		Self::finish(id, &mut lease, Ending::Result { commitment, early })
+	}
+
+	/// A lease's devices and its stream's depositors (at most the bounds).
+	pub(crate) fn size_of(lease: &LeaseOf<T>) -> (u32, u32) {
+		let depositors = T::Streams::depositors(lease.stream)
+			.unwrap_or_else(T::Streams::max_depositors)
+			.clamp(1, T::Streams::max_depositors());
+		((lease.devices.len() as u32).clamp(1, T::MaxGpusPerLease::get()), depositors)
 	}
 
 	pub(crate) fn do_accept_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
@@ -85,11 +94,12 @@ impl<T: Config> Pallet<T> {
 		Self::deposit_event(Event::VerdictRecorded { lease: id, outcome });
 	}
 
+	/// Returns the stream's depositors, which its weight depends on.
 	pub(crate) fn do_checkpoint(
 		id: LeaseId,
 		commitment: ResultCommitment,
 		signature: WorkerSignature,
-	) -> DispatchResult {
+	) -> Result<u32, DispatchError> {
 		let mut lease = Self::running(id)?;
 		ensure!(lease.duration.is_none(), Error::<T>::NotOpenEnded);
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
@@ -101,9 +111,10 @@ impl<T: Config> Pallet<T> {
 		lease.checkpoints = sequence;
 		lease.last_report_at = Self::now();
 		lease.result = Some(commitment);
+		let (_, depositors) = Self::size_of(&lease);
 		Leases::<T>::insert(id, lease);
 		Self::deposit_event(Event::Checkpointed { lease: id, sequence, commitment });
-		Ok(())
+		Ok(depositors)
 	}
 
 	pub(crate) fn do_give_notice(who: &T::AccountId, id: LeaseId) -> DispatchResult {
@@ -117,7 +128,11 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	pub(crate) fn do_terminate(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+	/// Returns the lease's devices and depositors, as every ending does (what it cost).
+	pub(crate) fn do_terminate(
+		who: &T::AccountId,
+		id: LeaseId,
+	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::live(id)?;
 		ensure!(&lease.provider == who, Error::<T>::NotProvider);
 		let (reason, fault) = if lease.status == LeaseStatus::AwaitingAck {
@@ -139,14 +154,20 @@ impl<T: Config> Pallet<T> {
 		Self::finish(id, &mut lease, Ending::Terminated { reason, fault })
 	}
 
-	pub(crate) fn do_close_lease(who: &T::AccountId, id: LeaseId) -> DispatchResult {
+	pub(crate) fn do_close_lease(
+		who: &T::AccountId,
+		id: LeaseId,
+	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::live(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
 		let ending = Ending::Terminated { reason: TerminationReason::ClosedByBuyer, fault: None };
 		Self::finish(id, &mut lease, ending)
 	}
 
-	pub(crate) fn do_report_no_show(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
+	pub(crate) fn do_report_no_show(
+		reporter: &T::AccountId,
+		id: LeaseId,
+	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::lease(id)?;
 		ensure!(reporter != &lease.provider, Error::<T>::SelfReport);
 		ensure!(lease.status == LeaseStatus::AwaitingAck, Error::<T>::NotAwaitingAck);
@@ -159,7 +180,10 @@ impl<T: Config> Pallet<T> {
 		)
 	}
 
-	pub(crate) fn do_report_missed_result(reporter: &T::AccountId, id: LeaseId) -> DispatchResult {
+	pub(crate) fn do_report_missed_result(
+		reporter: &T::AccountId,
+		id: LeaseId,
+	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::running(id)?;
 		ensure!(reporter != &lease.provider, Error::<T>::SelfReport);
 		let now = Self::now();

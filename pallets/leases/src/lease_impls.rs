@@ -144,7 +144,14 @@ impl<T: Config> StreamObserver for Pallet<T> {
 
 	/// Ending a lease (releasing its devices and collateral) costs less than closing one.
 	fn notification_weight() -> Weight {
-		<T as Config>::WeightInfo::close_lease()
+		<T as Config>::WeightInfo::close_lease(
+			T::MaxGpusPerLease::get(),
+			T::Streams::max_depositors(),
+		)
+	}
+
+	fn resume_weight() -> Weight {
+		<T as Config>::WeightInfo::on_resumed()
 	}
 }
 
@@ -218,12 +225,13 @@ impl<T: Config> Pallet<T> {
 	/// devices and collateral are released, a fault is slashed (the buyer compensated, the
 	/// reporter rewarded), and the outcome is recorded for the provider's reputation, weighted
 	/// by what the lease delivered, or, for an early result, left for the buyer's verdict.
-	/// Stores the lease.
+	/// Stores the lease. Returns its devices and its stream's depositors: what it cost.
 	pub(crate) fn finish(
 		id: LeaseId,
 		lease: &mut LeaseOf<T>,
 		ending: Ending<'_, T::AccountId>,
-	) -> DispatchResult {
+	) -> Result<(u32, u32), DispatchError> {
+		let size = Self::size_of(lease);
 		Self::close_stream(lease)?;
 		let delivered = Self::delivered(lease);
 		match ending {
@@ -283,7 +291,7 @@ impl<T: Config> Pallet<T> {
 				Self::deposit_event(Event::Terminated { lease: id, reason, slashed });
 			}
 		}
-		Ok(())
+		Ok(size)
 	}
 
 	/// The leases' invariants: the live index holds exactly the live leases, each live lease's

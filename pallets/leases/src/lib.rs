@@ -40,9 +40,9 @@ pub trait BenchmarkHelper<AccountId, Balance> {
 	) -> (AccountId, alloc::vec::Vec<stint_primitives::DeviceId>);
 	/// A buyer with plenty of free balance.
 	fn buyer(index: u32) -> AccountId;
-	/// Tops `stream` up from new depositors until it has as many as the streams allow: the
-	/// worst case of every call that settles or closes it.
-	fn fill_stream(stream: stint_traits::StreamId);
+	/// Tops `stream` up from new depositors until it has `depositors` (at most as many as the
+	/// streams allow, the worst case of every call that settles or closes it).
+	fn fill_stream(stream: stint_traits::StreamId, depositors: u32);
 }
 
 #[frame::pallet]
@@ -355,29 +355,40 @@ pub mod pallet {
 		/// Submits the result of `lease`, signed by the provider's worker key over the
 		/// [`stint_primitives::Report`] of kind `Final`. Anyone may send it. The provider is paid
 		/// to this block, the rest of the escrow is refunded, the lease ends.
+		///
+		/// Weighed at the most devices and depositors a lease can have; refunded to its own.
 		#[pallet::call_index(1)]
+		#[pallet::weight(T::WeightInfo::submit_result(
+			T::MaxGpusPerLease::get(),
+			T::Streams::max_depositors(),
+		))]
 		pub fn submit_result(
 			origin: OriginFor<T>,
 			lease: LeaseId,
 			commitment: ResultCommitment,
 			signature: WorkerSignature,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			Self::do_submit_result(lease, commitment, signature)
+			let (gpus, depositors) = Self::do_submit_result(lease, commitment, signature)?;
+			Ok(Some(T::WeightInfo::submit_result(gpus, depositors)).into())
 		}
 
 		/// Records the next checkpoint of open-ended `lease`, signed by the provider's worker key
 		/// over the report of kind `Checkpoint { sequence }` (one more than the last). Anyone may
 		/// send it. The provider is paid to this block.
+		///
+		/// Weighed at the most depositors a stream can have; refunded to the stream's own.
 		#[pallet::call_index(2)]
+		#[pallet::weight(T::WeightInfo::checkpoint(T::Streams::max_depositors()))]
 		pub fn checkpoint(
 			origin: OriginFor<T>,
 			lease: LeaseId,
 			commitment: ResultCommitment,
 			signature: WorkerSignature,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			Self::do_checkpoint(lease, commitment, signature)
+			let depositors = Self::do_checkpoint(lease, commitment, signature)?;
+			Ok(Some(T::WeightInfo::checkpoint(depositors)).into())
 		}
 
 		/// The provider (or its worker key bound to the lease's devices) gives notice: after the
@@ -393,34 +404,57 @@ pub mod pallet {
 		/// in full, its collateral is slashed and the buyer compensated. A lease not yet
 		/// acknowledged ends as a no-show (slashed as one), whatever the notice.
 		#[pallet::call_index(4)]
-		pub fn terminate(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::terminate(
+			T::MaxGpusPerLease::get(),
+			T::Streams::max_depositors(),
+		))]
+		pub fn terminate(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_terminate(&who, lease)
+			let (gpus, depositors) = Self::do_terminate(&who, lease)?;
+			Ok(Some(T::WeightInfo::terminate(gpus, depositors)).into())
 		}
 
 		/// The buyer ends `lease` at any time: the provider is paid to date, the rest refunded,
 		/// nobody is slashed.
 		#[pallet::call_index(5)]
-		pub fn close_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::close_lease(
+			T::MaxGpusPerLease::get(),
+			T::Streams::max_depositors(),
+		))]
+		pub fn close_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_close_lease(&who, lease)
+			let (gpus, depositors) = Self::do_close_lease(&who, lease)?;
+			Ok(Some(T::WeightInfo::close_lease(gpus, depositors)).into())
 		}
 
 		/// Anyone reports that the provider did not acknowledge `lease` in time: the provider is
 		/// slashed, the buyer refunded and compensated, the reporter rewarded.
 		#[pallet::call_index(6)]
-		pub fn report_no_show(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::report_no_show(
+			T::MaxGpusPerLease::get(),
+			T::Streams::max_depositors(),
+		))]
+		pub fn report_no_show(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_report_no_show(&who, lease)
+			let (gpus, depositors) = Self::do_report_no_show(&who, lease)?;
+			Ok(Some(T::WeightInfo::report_no_show(gpus, depositors)).into())
 		}
 
 		/// Anyone reports that `lease` missed its result (fixed duration: `ends_at +
 		/// ResultGrace`) or its checkpoint (open-ended: `CheckpointInterval` while running):
 		/// slashed and refunded as for a no-show.
 		#[pallet::call_index(7)]
-		pub fn report_missed_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::report_missed_result(
+			T::MaxGpusPerLease::get(),
+			T::Streams::max_depositors(),
+		))]
+		pub fn report_missed_result(
+			origin: OriginFor<T>,
+			lease: LeaseId,
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_report_missed_result(&who, lease)
+			let (gpus, depositors) = Self::do_report_missed_result(&who, lease)?;
+			Ok(Some(T::WeightInfo::report_missed_result(gpus, depositors)).into())
 		}
 
 		/// The buyer accepts the result that ended `lease` early: its outcome counts toward the

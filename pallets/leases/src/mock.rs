@@ -230,10 +230,8 @@ impl crate::BenchmarkHelper<u64, Balance> for FakeProviders {
 		Balances::set_balance(&who, 1 << 40);
 		who
 	}
-	fn fill_stream(stream: stint_traits::StreamId) {
-		let max =
-			<<Test as pallet_streams::Config>::MaxDepositors as frame::traits::Get<u32>>::get();
-		for i in 1..max {
+	fn fill_stream(stream: stint_traits::StreamId, depositors: u32) {
+		for i in 1..depositors {
 			let who = 3_000 + u64::from(i);
 			Balances::set_balance(&who, 1 << 40);
 			Streams::top_up(RuntimeOrigin::signed(who), stream, 1_000).unwrap();

@@ -5,7 +5,11 @@
 
 use crate::mock::Leases;
 use crate::{mock::*, *};
-use frame::testing_prelude::*;
+use frame::{
+	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
+	testing_prelude::*,
+	traits::Get,
+};
 use stint_primitives::{NextDuty, Outcome, ReportKind, SlashReason};
 use stint_traits::ProviderCollateral;
 use stint_traits::{LeaseFactory, NewLease};
@@ -16,7 +20,7 @@ fn ack(id: LeaseId) {
 	assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id));
 }
 
-fn submit(id: LeaseId, c: ResultCommitment) -> DispatchResult {
+fn submit(id: LeaseId, c: ResultCommitment) -> DispatchResultWithPostInfo {
 	Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, sign(id, FINAL, &c))
 }
 
@@ -357,6 +361,34 @@ fn checkpoints_keep_an_open_ended_lease_alive_and_cannot_be_replayed() {
 			LeaseStatus::Terminated { reason: TerminationReason::MissedCheckpoint }
 		);
 		assert_eq!(slashes()[0].4, SlashReason::MissedCheckpoint);
+	});
+}
+
+#[test]
+fn reports_are_weighed_at_the_worst_and_charged_for_the_depositors_and_devices_they_settle() {
+	ExtBuilder::build_and_execute(|| {
+		let max_depositors = <<Test as pallet_streams::Config>::MaxDepositors as Get<u32>>::get();
+		let max_gpus = <<Test as Config>::MaxGpusPerLease as Get<u32>>::get();
+		let id = new_lease(10, 10_000, None, 0);
+		ack(id);
+		assert_ok!(Streams::top_up(RuntimeOrigin::signed(STRANGER), lease(id).stream, 1_000));
+		run_to_block(15);
+		let c = commitment(0);
+		let signature = sign(id, ReportKind::Checkpoint { sequence: 1 }, &c);
+		let call = Call::<Test>::checkpoint { lease: id, commitment: c, signature };
+		let declared = call.get_dispatch_info().call_weight;
+		assert_eq!(declared, <() as WeightInfo>::checkpoint(max_depositors));
+		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(STRANGER)).unwrap();
+		// The buyer and the stranger.
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::checkpoint(2)));
+
+		let signature = sign(id, FINAL, &c);
+		let call = Call::<Test>::submit_result { lease: id, commitment: c, signature };
+		let declared = call.get_dispatch_info().call_weight;
+		assert_eq!(declared, <() as WeightInfo>::submit_result(max_gpus, max_depositors));
+		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(STRANGER)).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::submit_result(1, 2)));
+		assert_eq!(lease(id).status, LeaseStatus::Completed);
 	});
 }
 

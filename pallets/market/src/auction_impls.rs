@@ -347,7 +347,11 @@ impl<T: Config> StandingBids<T::AccountId> for Pallet<T> {
 		Self::do_retract_all(provider)
 	}
 
+	fn retract_weight(bids: u32) -> Weight {
+		T::WeightInfo::retract_bid().saturating_mul(bids.min(T::MaxStandingBids::get()).into())
+	}
+
 	fn retract_all_weight() -> Weight {
-		T::WeightInfo::retract_bid().saturating_mul(T::MaxStandingBids::get().into())
+		Self::retract_weight(T::MaxStandingBids::get())
 	}
 }

@@ -41,10 +41,10 @@ fn largest_spec() -> JobSpec {
 	}
 }
 
-fn worst_terms<T: Config>(auto_accept: bool) -> TermsOf<T> {
+fn worst_terms<T: Config>(gpus: u32, auto_accept: bool) -> TermsOf<T> {
 	OrderTerms {
 		requirements: GpuRequirements {
-			gpu_count: T::MaxGpusPerOrder::get(),
+			gpu_count: gpus,
 			min_vram_mib: 0,
 			min_compute_capability: ComputeCapability::default(),
 			models: Default::default(),
@@ -62,7 +62,7 @@ fn worst_terms<T: Config>(auto_accept: bool) -> TermsOf<T> {
 }
 
 fn order_with_bids<T: Config>(index: u32, bids: u32, auto_accept: bool) -> (T::AccountId, OrderId) {
-	order_of::<T>(index, largest_spec(), bids, auto_accept)
+	order_of::<T>(index, largest_spec(), T::MaxGpusPerOrder::get(), bids, auto_accept)
 }
 
 /// An order of a typical size (an image and nothing else), with `bids` bids: what the scale
@@ -77,23 +77,24 @@ fn typical_order<T: Config>(bids: u32) -> OrderId {
 		inputs: Default::default(),
 		max_output_bytes: 1 << 30,
 	};
-	order_of::<T>(0, spec, bids, true).1
+	order_of::<T>(0, spec, T::MaxGpusPerOrder::get(), bids, true).1
 }
 
+/// An order for `gpus` GPUs with `bids` bids, each offering that many devices.
 fn order_of<T: Config>(
 	index: u32,
 	spec: JobSpec,
+	gpus: u32,
 	bids: u32,
 	auto_accept: bool,
 ) -> (T::AccountId, OrderId) {
 	let buyer = funded::<T>("buyer", index);
-	let terms = worst_terms::<T>(auto_accept);
+	let terms = worst_terms::<T>(gpus, auto_accept);
 	let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into())
 		.max(T::MinOrderDeposit::get());
 	let id = Pallet::<T>::do_create_order(buyer.clone(), spec, terms, deposit).unwrap();
 	for b in 0..bids {
-		let (provider, devices) =
-			T::BenchmarkHelper::provider(index * 1_000 + b, T::MaxGpusPerOrder::get());
+		let (provider, devices) = T::BenchmarkHelper::provider(index * 1_000 + b, gpus);
 		let price = T::Currency::minimum_balance().saturating_mul(2u32.into());
 		Pallet::<T>::do_place_bid(provider, id, price, devices).unwrap();
 	}
@@ -141,7 +142,7 @@ mod benches {
 	#[benchmark]
 	fn create_order() {
 		let buyer = funded::<T>("buyer", 0);
-		let terms = worst_terms::<T>(true);
+		let terms = worst_terms::<T>(T::MaxGpusPerOrder::get(), true);
 		let deposit = Pallet::<T>::cost(terms.max_price_per_block, 1_000u32.into())
 			.max(T::MinOrderDeposit::get());
 		#[extrinsic_call]
@@ -149,14 +150,18 @@ mod benches {
 		assert!(Orders::<T>::contains_key(0));
 	}
 
-	/// On a full order, which it enters by taking the place of the worst bid.
+	/// A bid of `g` devices on an order with the largest job spec. With `o = 1` the order is
+	/// full and the bid takes the place of the worst one (every bid read to find it); with
+	/// `o = 0` it has one free slot left.
 	#[benchmark]
-	fn place_bid() {
-		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
-		let (provider, devices) = T::BenchmarkHelper::provider(999, T::MaxGpusPerOrder::get());
+	fn place_bid(g: Linear<1, { T::MaxGpusPerOrder::get() }>, o: Linear<0, 1>) {
+		let bids = T::MaxBidsPerOrder::get() - 1 + o;
+		let (_, id) = order_of::<T>(0, largest_spec(), g, bids, true);
+		let (provider, devices) = T::BenchmarkHelper::provider(999, g);
 		#[extrinsic_call]
 		_(RawOrigin::Signed(provider.clone()), id, T::Currency::minimum_balance(), devices);
 		assert!(Bids::<T>::contains_key(id, provider));
+		assert_eq!(Orders::<T>::get(id).unwrap().bid_count, T::MaxBidsPerOrder::get());
 	}
 
 	/// Late in the window: the deposit goes to the buyer.

@@ -119,12 +119,13 @@ impl<T: Config> Pallet<T> {
 		price.saturating_mul(blocks.saturated_into())
 	}
 
+	/// Returns whether the bid took the place of a full order's worst one.
 	pub(crate) fn do_place_bid(
 		signer: T::AccountId,
 		id: OrderId,
 		price_per_block: BalanceOf<T>,
 		devices: alloc::vec::Vec<DeviceId>,
-	) -> DispatchResult {
+	) -> Result<bool, DispatchError> {
 		let (provider, worker) = T::Registry::acting_for(&signer)?;
 		if let Some(key) = worker {
 			ensure!(
@@ -155,6 +156,7 @@ impl<T: Config> Pallet<T> {
 			Error::<T>::TooManyStandingBids
 		);
 		T::Registry::check_offer(&provider, &devices, &order.terms.requirements)?;
+		let took_a_place = outbid.is_some();
 		if let Some((worst, bid)) = outbid {
 			Self::remove_bid(id, &mut order, &worst, &bid, false)?;
 			Self::deposit_event(Event::BidOutbid { order: id, provider: worst });
@@ -189,7 +191,13 @@ impl<T: Config> Pallet<T> {
 			devices: count,
 			collateral,
 		});
-		Ok(())
+		Ok(took_a_place)
+	}
+
+	/// The device count a bid of `offered` devices is weighed at: at least one, at most what
+	/// an order may ask for (a longer list is refused, at that weight).
+	pub(crate) fn gpus_weighed(offered: usize) -> u32 {
+		(offered as u32).clamp(1, T::MaxGpusPerOrder::get())
 	}
 
 	pub(crate) fn do_retract_bid(signer: &T::AccountId, id: OrderId) -> DispatchResult {
@@ -296,10 +304,11 @@ impl<T: Config> Pallet<T> {
 		});
 	}
 
-	/// Withdraws every standing bid of `provider`, as if it retracted each.
+	/// Withdraws every standing bid of `provider`, as if it retracted each. Returns how many
+	/// there were (a bid that could not be released stays, and cost as much to try).
 	pub(crate) fn do_retract_all(provider: &T::AccountId) -> u32 {
 		let ids: alloc::vec::Vec<OrderId> = ProviderBids::<T>::iter_key_prefix(provider).collect();
-		let mut retracted = 0;
+		let standing = ids.len() as u32;
 		for id in ids {
 			// Each on its own: a bid that cannot be released stays, and try_state says so.
 			let done = frame::deps::frame_support::storage::with_storage_layer(|| {
@@ -320,15 +329,14 @@ impl<T: Config> Pallet<T> {
 				});
 				Ok::<_, DispatchError>(())
 			});
-			match done {
-				Ok(()) => retracted += 1,
-				Err(error) => frame::log::error!(
+			if let Err(error) = done {
+				frame::log::error!(
 					target: "runtime::market",
 					"bid of {provider:?} on order {id} not withdrawn: {error:?}"
-				),
+				);
 			}
 		}
-		retracted
+		standing
 	}
 
 	/// An order that exists and is open.

@@ -463,15 +463,21 @@ pub mod pallet {
 		/// GPUs. Locks `CollateralPerGpu` per device of the signer's bond and holds `BidDeposit`.
 		/// A provider's worker key may sign it for the devices bound to it: the bid, the deposit
 		/// and the collateral are the provider's.
+		///
+		/// Weighed by the devices offered, as if it took a full order's worst slot; a bid that
+		/// found a free slot is refunded the search.
 		#[pallet::call_index(1)]
+		#[pallet::weight(T::WeightInfo::place_bid(Pallet::<T>::gpus_weighed(devices.len()), 1))]
 		pub fn place_bid(
 			origin: OriginFor<T>,
 			order: OrderId,
 			#[pallet::compact] price_per_block: BalanceOf<T>,
 			devices: alloc::vec::Vec<DeviceId>,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_place_bid(who, order, price_per_block, devices)
+			let gpus = Self::gpus_weighed(devices.len());
+			let outbid = Self::do_place_bid(who, order, price_per_block, devices)?;
+			Ok(Some(T::WeightInfo::place_bid(gpus, outbid.into())).into())
 		}
 
 		/// Withdraws the signer's bid on `order` (or, signed by a worker key, its provider's bid

@@ -4,7 +4,11 @@
 //! check that not a unit was created or lost.
 
 use crate::{mock::*, *};
-use frame::{testing_prelude::*, traits::fungible::Mutate};
+use frame::{
+	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
+	testing_prelude::*,
+	traits::fungible::Mutate,
+};
 use stint_traits::buckets::{Slot, MAX_SPILL_BLOCKS};
 
 fn create(buyer: u64, terms: TermsOf<Test>, deposit: Balance) -> OrderId {
@@ -99,7 +103,15 @@ fn create_order_refuses_bad_input() {
 fn place_bid_locks_collateral_and_holds_a_deposit() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);
-		bid(P1, id, 8);
+		// Weighed by the devices it offers, as if the order were full; a free slot is refunded.
+		let call = crate::Call::<Test>::place_bid {
+			order: id,
+			price_per_block: 8,
+			devices: vec![dev(P1, 0)],
+		};
+		assert_eq!(call.get_dispatch_info().call_weight, <() as WeightInfo>::place_bid(1, 1));
+		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(P1)).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::place_bid(1, 0)));
 		assert_eq!(locked(P1), COLLATERAL_PER_GPU);
 		assert_eq!(bid_deposits(P1), BID_DEPOSIT);
 		let b = Bids::<Test>::get(id, P1).unwrap();
@@ -577,8 +589,11 @@ fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
 			Market::place_bid(RuntimeOrigin::signed(P4), id, 10, vec![dev(P4, 0)]),
 			Error::<Test>::TooManyBids
 		);
-		// ...a cheaper one takes the place of the worst (the latest of the dearest), released.
-		assert_ok!(Market::place_bid(RuntimeOrigin::signed(P4), id, 8, vec![dev(P4, 0)]));
+		// ...a cheaper one takes the place of the worst (the latest of the dearest), released,
+		// and pays for the search that found it.
+		let charged =
+			Market::place_bid(RuntimeOrigin::signed(P4), id, 8, vec![dev(P4, 0)]).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::place_bid(1, 1)));
 		assert!(!Bids::<Test>::contains_key(id, P2));
 		assert_eq!((locked(P2), bid_deposits(P2), free(P2)), (0, 0, ENDOWMENT));
 		assert!(System::events()

@@ -81,7 +81,11 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	pub(crate) fn do_update_hardware(who: &T::AccountId, hardware: HardwareSpec) -> DispatchResult {
+	/// Returns how many standing bids were withdrawn (what it cost).
+	pub(crate) fn do_update_hardware(
+		who: &T::AccountId,
+		hardware: HardwareSpec,
+	) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		ensure!(record.active_leases == 0, Error::<T>::DevicesCommitted);
 		let hardware = Self::check_hardware(who, hardware)?;
@@ -103,14 +107,14 @@ impl<T: Config> Pallet<T> {
 			DeviceOwners::<T>::insert(device, who);
 		}
 		// Bids name devices of the old inventory: none of them may win a lease now.
-		T::Bids::retract_all(who);
+		let retracted = T::Bids::retract_all(who);
 		Self::rebind_after_hardware_change(who, &mut record.workers, &hardware);
 		let gpus = hardware.gpus.len() as u32;
 		record.hardware = hardware;
 		record.deposit = deposit;
 		Registry::<T>::insert(who, record);
 		Self::deposit_event(Event::HardwareUpdated { provider: who.clone(), gpus, deposit });
-		Ok(())
+		Ok(retracted)
 	}
 
 	/// Keeps the worker bindings right after the inventory changed: devices that are gone leave
@@ -242,7 +246,8 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	pub(crate) fn do_pause(who: &T::AccountId) -> DispatchResult {
+	/// Returns how many standing bids were withdrawn (what it cost).
+	pub(crate) fn do_pause(who: &T::AccountId) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		match record.status {
 			ProviderStatus::Active => record.status = ProviderStatus::Paused,
@@ -250,9 +255,9 @@ impl<T: Config> Pallet<T> {
 			ProviderStatus::Exiting { .. } => return Err(Error::<T>::Exiting.into()),
 		}
 		Registry::<T>::insert(who, record);
-		T::Bids::retract_all(who);
+		let retracted = T::Bids::retract_all(who);
 		Self::deposit_event(Event::Paused { provider: who.clone() });
-		Ok(())
+		Ok(retracted)
 	}
 
 	pub(crate) fn do_resume(who: &T::AccountId) -> DispatchResult {
@@ -267,16 +272,17 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	pub(crate) fn do_announce_exit(who: &T::AccountId) -> DispatchResult {
+	/// Returns how many standing bids were withdrawn (what it cost).
+	pub(crate) fn do_announce_exit(who: &T::AccountId) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		ensure!(!matches!(record.status, ProviderStatus::Exiting { .. }), Error::<T>::Exiting);
 		let notice_ends =
 			frame_system::Pallet::<T>::block_number().saturating_add(T::ExitNotice::get());
 		record.status = ProviderStatus::Exiting { notice_ends };
 		Registry::<T>::insert(who, record);
-		T::Bids::retract_all(who);
+		let retracted = T::Bids::retract_all(who);
 		Self::deposit_event(Event::ExitAnnounced { provider: who.clone(), notice_ends });
-		Ok(())
+		Ok(retracted)
 	}
 
 	pub(crate) fn do_deregister(who: &T::AccountId) -> DispatchResult {

@@ -39,6 +39,7 @@ pub mod pallet {
 	use super::*;
 	use alloc::vec::Vec;
 	use stint_primitives::{DeviceId, LeaseId, Outcome, WorkerKey};
+	use stint_traits::StandingBids;
 
 	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
 
@@ -414,13 +415,20 @@ pub mod pallet {
 		}
 
 		/// Replaces the signer's hardware inventory, adjusting the deposit. Refused while any of
-		/// its devices is committed to a lease. Its standing bids are withdrawn.
+		/// its devices is committed to a lease. Its standing bids are withdrawn (weighed at the
+		/// most a provider may have, refunded to the ones it had).
 		#[pallet::call_index(2)]
 		#[pallet::weight(T::WeightInfo::update_hardware(hardware.gpus.len() as u32)
-			.saturating_add(<T::Bids as stint_traits::StandingBids<T::AccountId>>::retract_all_weight()))]
-		pub fn update_hardware(origin: OriginFor<T>, hardware: HardwareSpec) -> DispatchResult {
+			.saturating_add(T::Bids::retract_all_weight()))]
+		pub fn update_hardware(
+			origin: OriginFor<T>,
+			hardware: HardwareSpec,
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_update_hardware(&who, hardware)
+			let gpus = hardware.gpus.len() as u32;
+			let retracted = Self::do_update_hardware(&who, hardware)?;
+			let weight = T::WeightInfo::update_hardware(gpus);
+			Ok(Some(weight.saturating_add(T::Bids::retract_weight(retracted))).into())
 		}
 
 		/// Replaces the signer's worker key `from` by `to` (`proof`: `to`'s signature over its
@@ -437,14 +445,15 @@ pub mod pallet {
 			Self::do_rotate_worker_key(&who, from, to, &proof)
 		}
 
-		/// Stops the signer from getting new leases (its standing bids are withdrawn); running
-		/// leases go on.
+		/// Stops the signer from getting new leases (its standing bids are withdrawn, weighed as
+		/// for `update_hardware`); running leases go on.
 		#[pallet::call_index(4)]
-		#[pallet::weight(T::WeightInfo::pause()
-			.saturating_add(<T::Bids as stint_traits::StandingBids<T::AccountId>>::retract_all_weight()))]
-		pub fn pause(origin: OriginFor<T>) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::pause().saturating_add(T::Bids::retract_all_weight()))]
+		pub fn pause(origin: OriginFor<T>) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_pause(&who)
+			let retracted = Self::do_pause(&who)?;
+			Ok(Some(T::WeightInfo::pause().saturating_add(T::Bids::retract_weight(retracted)))
+				.into())
 		}
 
 		/// Lets a paused signer get new leases again.
@@ -459,10 +468,12 @@ pub mod pallet {
 		/// have ended.
 		#[pallet::call_index(6)]
 		#[pallet::weight(T::WeightInfo::announce_exit()
-			.saturating_add(<T::Bids as stint_traits::StandingBids<T::AccountId>>::retract_all_weight()))]
-		pub fn announce_exit(origin: OriginFor<T>) -> DispatchResult {
+			.saturating_add(T::Bids::retract_all_weight()))]
+		pub fn announce_exit(origin: OriginFor<T>) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_announce_exit(&who)
+			let retracted = Self::do_announce_exit(&who)?;
+			let weight = T::WeightInfo::announce_exit();
+			Ok(Some(weight.saturating_add(T::Bids::retract_weight(retracted))).into())
 		}
 
 		/// Removes the signer from the registry and releases its deposit. Only after the exit

@@ -67,15 +67,20 @@ thread_local! {
 	static RETRACTED: core::cell::RefCell<Vec<u64>> = const { core::cell::RefCell::new(Vec::new()) };
 }
 
-/// The market as the registry sees it: records whose standing bids were withdrawn.
+/// The market as the registry sees it: records whose standing bids were withdrawn, and says
+/// every provider had [`STANDING_BIDS`] of them (of at most 64), each costing 1 µs.
 pub struct RecordedBids;
+pub const STANDING_BIDS: u32 = 3;
 impl stint_traits::StandingBids<u64> for RecordedBids {
 	fn retract_all(provider: &u64) -> u32 {
 		RETRACTED.with(|r| r.borrow_mut().push(*provider));
-		0
+		STANDING_BIDS
+	}
+	fn retract_weight(bids: u32) -> Weight {
+		Weight::from_parts(1_000_000 * u64::from(bids.min(64)), 0)
 	}
 	fn retract_all_weight() -> Weight {
-		Weight::zero()
+		Self::retract_weight(64)
 	}
 }
 

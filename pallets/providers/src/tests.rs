@@ -1,7 +1,10 @@
 //! Every call's happy and unhappy paths, the registry trait, reputation, and the money.
 
 use crate::{mock::*, *};
-use frame::testing_prelude::*;
+use frame::{
+	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
+	testing_prelude::*,
+};
 use polkadot_sdk::pallet_balances;
 use stint_primitives::{ComputeCapability, GpuRequirements, Outcome};
 use stint_traits::{ProviderRegistry, ReputationRecorder};
@@ -472,7 +475,13 @@ fn pause_and_resume_toggle_whether_the_provider_takes_leases() {
 		register(1, &[1]);
 		assert!(Providers::is_active(&1));
 		assert_noop!(Providers::resume(RuntimeOrigin::signed(1)), Error::<Test>::NotPaused);
-		assert_ok!(Providers::pause(RuntimeOrigin::signed(1)));
+		// Weighed for the most standing bids a provider may have, charged for its own.
+		let call = crate::Call::<Test>::pause {};
+		let declared = call.get_dispatch_info().call_weight;
+		let bids = |n| <RecordedBids as stint_traits::StandingBids<u64>>::retract_weight(n);
+		assert_eq!(declared, <() as WeightInfo>::pause() + bids(64));
+		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(1)).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::pause() + bids(STANDING_BIDS)));
 		assert_eq!(last_event(), Event::Paused { provider: 1 });
 		assert!(!Providers::is_active(&1));
 		// A paused provider's standing bids are withdrawn: none can win a lease it won't serve.

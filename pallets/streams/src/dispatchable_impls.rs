@@ -32,11 +32,12 @@ impl<T: Config> Pallet<T> {
 		Self::do_settle(id).map(|_| ())
 	}
 
+	/// Returns whether the top-up resumed a suspended stream (and told its observer).
 	pub(crate) fn do_top_up(
 		who: &T::AccountId,
 		id: StreamId,
 		amount: BalanceOf<T>,
-	) -> DispatchResult {
+	) -> Result<bool, DispatchError> {
 		let mut stream = Self::open_stream(id)?;
 		ensure!(!amount.is_zero(), Error::<T>::ZeroAmount);
 		Self::settle_stream(id, &mut stream)?;
@@ -89,7 +90,7 @@ impl<T: Config> Pallet<T> {
 			Self::deposit_event(Event::Resumed { stream: id, depletes_at });
 			T::Observer::on_resumed(stream.reference, id);
 		}
-		Ok(())
+		Ok(resumed)
 	}
 
 	/// A stream that is not closed.

@@ -284,16 +284,17 @@ pub mod pallet {
 		/// stream. Anyone may fund any open stream.
 		#[pallet::call_index(2)]
 		#[pallet::weight(T::WeightInfo::top_up(T::MaxDepositors::get())
-			.saturating_add(T::Observer::notification_weight()))]
+			.saturating_add(T::Observer::resume_weight()))]
 		pub fn top_up(
 			origin: OriginFor<T>,
 			stream: StreamId,
 			#[pallet::compact] amount: BalanceOf<T>,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_top_up(&who, stream, amount)?;
+			let resumed = Self::do_top_up(&who, stream, amount)?;
+			let resume = if resumed { T::Observer::resume_weight() } else { Weight::zero() };
 			Ok(Self::charged(stream, |depositors| {
-				T::WeightInfo::top_up(depositors).saturating_add(T::Observer::notification_weight())
+				T::WeightInfo::top_up(depositors).saturating_add(resume)
 			}))
 		}
 

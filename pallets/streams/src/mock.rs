@@ -82,6 +82,9 @@ impl StreamObserver for RecordingObserver {
 	fn notification_weight() -> Weight {
 		Weight::zero()
 	}
+	fn resume_weight() -> Weight {
+		Weight::from_parts(1_000, 0)
+	}
 }
 
 pub fn told() -> Vec<Told> {

@@ -94,6 +94,14 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 		Records::<T>::get(id).map(|s| s.paid)
 	}
 
+	fn depositors(id: StreamId) -> Option<u32> {
+		Records::<T>::get(id).map(|s| s.depositors.len() as u32)
+	}
+
+	fn max_depositors() -> u32 {
+		T::MaxDepositors::get()
+	}
+
 	fn reap(id: StreamId) -> DispatchResult {
 		let stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
 		ensure!(stream.status == StreamStatus::Closed, Error::<T>::StreamOpen);

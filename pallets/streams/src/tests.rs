@@ -3,7 +3,10 @@
 //! unit was created or lost.
 
 use crate::{mock::*, *};
-use frame::testing_prelude::*;
+use frame::{
+	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
+	testing_prelude::*,
+};
 use stint_traits::buckets::{Slot, MAX_SPILL_BLOCKS};
 use stint_traits::PaymentStreams;
 
@@ -173,8 +176,11 @@ fn a_top_up_during_grace_resumes_from_that_block() {
 			Streams::top_up(RuntimeOrigin::signed(3), id, 10 * GRACE - 1),
 			Error::<Test>::TopUpTooSmall
 		);
-		// A third party tops up: the stream resumes at block 8, not charging blocks 6 to 8.
-		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 100));
+		// A third party tops up: the stream resumes at block 8, not charging blocks 6 to 8,
+		// and the top-up pays for telling the observer.
+		let charged = Streams::top_up(RuntimeOrigin::signed(3), id, 100).unwrap();
+		let resume = <<Test as Config>::Observer as stint_traits::StreamObserver>::resume_weight();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::top_up(2) + resume));
 		assert_eq!(stream(id).status, StreamStatus::Active { depletes_at: 18 });
 		assert_eq!(told(), vec![Told::Suspended(42, id), Told::Resumed(42, id)]);
 		assert_eq!(last_event(), Event::Resumed { stream: id, depletes_at: 18 });
@@ -229,10 +235,13 @@ fn the_owner_closes_without_being_told() {
 fn depositors_pay_and_are_refunded_pro_rata() {
 	ExtBuilder::build_and_execute(|| {
 		let id = open(7, 1_000);
-		let charged = Streams::top_up(RuntimeOrigin::signed(3), id, 500).unwrap();
-		let notified =
-			<<Test as Config>::Observer as stint_traits::StreamObserver>::notification_weight();
-		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::top_up(2) + notified));
+		// Weighed as if it resumed a full stream; it resumed nothing and has two depositors.
+		let call = crate::Call::<Test>::top_up { stream: id, amount: 500 };
+		let resume = <<Test as Config>::Observer as stint_traits::StreamObserver>::resume_weight();
+		let max = <<Test as Config>::MaxDepositors as Get<u32>>::get();
+		assert_eq!(call.get_dispatch_info().call_weight, <() as WeightInfo>::top_up(max) + resume);
+		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(3)).unwrap();
+		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::top_up(2)));
 		run_to_block(31);
 		// 30 blocks × 7 = 210, drawn 2:1 from the buyer (1000) and the third party (500).
 		// Charged for the two depositors it has, not for a full stream.

@@ -53,6 +53,8 @@ pub trait StandingBids<AccountId> {
 	/// Withdraws every standing bid of `provider`, releasing their collateral and deposits.
 	/// Returns how many there were.
 	fn retract_all(provider: &AccountId) -> u32;
+	/// What [`Self::retract_all`] costs when the provider had `bids` standing bids.
+	fn retract_weight(bids: u32) -> Weight;
 	/// The most [`Self::retract_all`] can cost.
 	fn retract_all_weight() -> Weight;
 }
@@ -60,6 +62,9 @@ pub trait StandingBids<AccountId> {
 impl<AccountId> StandingBids<AccountId> for () {
 	fn retract_all(_: &AccountId) -> u32 {
 		0
+	}
+	fn retract_weight(_: u32) -> Weight {
+		Weight::zero()
 	}
 	fn retract_all_weight() -> Weight {
 		Weight::zero()
@@ -159,6 +164,11 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	fn reap(id: StreamId) -> DispatchResult;
 	/// Everything the stream paid over its life (payee and treasury), closed or not.
 	fn paid(id: StreamId) -> Option<Balance>;
+	/// How many accounts paid into the stream: what settling or closing it costs grows with it.
+	fn depositors(id: StreamId) -> Option<u32>;
+	/// The most depositors a stream takes: what a call that settles or closes one is weighed at
+	/// before it knows which.
+	fn max_depositors() -> u32;
 }
 
 /// Told about what happens to a stream without its owner asking: a depletion, a top-up during
@@ -170,8 +180,10 @@ pub trait StreamObserver {
 	fn on_resumed(reference: u64, stream: StreamId);
 	/// The stream closed for `reason`.
 	fn on_closed(reference: u64, stream: StreamId, reason: CloseReason);
-	/// The most any one notification costs: the streams charge it wherever they notify.
+	/// The most any one notification costs: the block hook charges it for each stream due.
 	fn notification_weight() -> Weight;
+	/// What [`Self::on_resumed`] costs: a top-up that resumes a stream is charged it.
+	fn resume_weight() -> Weight;
 }
 
 impl StreamObserver for () {
@@ -179,6 +191,9 @@ impl StreamObserver for () {
 	fn on_resumed(_: u64, _: StreamId) {}
 	fn on_closed(_: u64, _: StreamId, _: CloseReason) {}
 	fn notification_weight() -> Weight {
+		Weight::zero()
+	}
+	fn resume_weight() -> Weight {
 		Weight::zero()
 	}
 }

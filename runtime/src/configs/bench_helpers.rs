@@ -6,10 +6,7 @@ use alloc::vec::Vec;
 use polkadot_sdk::*;
 
 use codec::Encode;
-use frame_support::{
-	assert_ok,
-	traits::{fungible::Mutate, Get},
-};
+use frame_support::{assert_ok, traits::fungible::Mutate};
 use pallet_providers::{HardwareSpec, ProviderInfo};
 use sp_core::crypto::KeyTypeId;
 use stint_primitives::{
@@ -100,9 +97,8 @@ impl pallet_leases::BenchmarkHelper<AccountId, Balance> for BenchmarkHelpers {
 		who
 	}
 
-	fn fill_stream(stream: stint_traits::StreamId) {
-		let max = <crate::Runtime as pallet_streams::Config>::MaxDepositors::get();
-		for i in 1..max {
+	fn fill_stream(stream: stint_traits::StreamId, depositors: u32) {
+		for i in 1..depositors {
 			let who: AccountId = frame_benchmarking::account("stint-depositor", i, 0);
 			Balances::set_balance(&who, 1_000_000 * STINT);
 			assert_ok!(Streams::top_up(RuntimeOrigin::signed(who), stream, 100 * STINT));

@@ -166,6 +166,27 @@ fn calls() -> Vec<(&'static str, bool, RuntimeCall)> {
 	]
 }
 
+/// What the calls users make most are charged in the common case, after their refunds: a bid
+/// of one GPU on an order with a free slot, a lease of one GPU paid by its buyer alone, a top-up
+/// of a stream that is not suspended.
+fn typical_charges() -> Vec<(&'static str, Weight)> {
+	use pallet_leases::WeightInfo as _;
+	use pallet_market::WeightInfo as _;
+	use pallet_streams::WeightInfo as _;
+	type M = <Runtime as pallet_market::Config>::WeightInfo;
+	type L = <Runtime as pallet_leases::Config>::WeightInfo;
+	type S = <Runtime as pallet_streams::Config>::WeightInfo;
+	vec![
+		("market.place_bid", M::place_bid(1, 0)),
+		("leases.ack_lease", L::ack_lease()),
+		("leases.submit_result", L::submit_result(1, 1)),
+		("leases.checkpoint", L::checkpoint(1)),
+		("streams.settle", S::settle(1)),
+		("streams.withdraw", S::withdraw(1)),
+		("streams.top_up", S::top_up(1)),
+	]
+}
+
 fn transfer() -> RuntimeCall {
 	RuntimeCall::Balances(polkadot_sdk::pallet_balances::Call::transfer_keep_alive {
 		dest: account(2).into(),
@@ -180,6 +201,14 @@ fn fee(call: &RuntimeCall) -> Balance {
 	TransactionPayment::compute_fee(len, &call.get_dispatch_info(), 0)
 }
 
+/// The fee of `call` signed, once refunded down to `charged`: what the sender pays in the end.
+fn typical_fee(call: &RuntimeCall, charged: Weight) -> Balance {
+	use polkadot_sdk::frame_support::dispatch::PostDispatchInfo;
+	let len = call.encoded_size() as u32 + 110;
+	let post = PostDispatchInfo { actual_weight: Some(charged), pays_fee: Default::default() };
+	TransactionPayment::compute_actual_fee(len, &call.get_dispatch_info(), &post, 0)
+}
+
 /// The most items each hook is handed in one block: its bucket and its share of the overflow.
 fn max_due() -> (u32, u32) {
 	(
@@ -190,15 +219,15 @@ fn max_due() -> (u32, u32) {
 
 /// The weight of the market's and the streams' hooks with `orders` and `streams` due.
 fn hooks(orders: u32, streams: u32) -> (Weight, Weight) {
-	use pallet_leases::WeightInfo as _;
 	use pallet_market::WeightInfo as _;
 	use pallet_streams::WeightInfo as _;
 	type MarketWeights = <Runtime as pallet_market::Config>::WeightInfo;
 	type StreamWeights = <Runtime as pallet_streams::Config>::WeightInfo;
-	type LeaseWeights = <Runtime as pallet_leases::Config>::WeightInfo;
 	// As the streams' hook reckons it: each stream due may end its lease.
-	let streams_hook = StreamWeights::on_initialize(streams)
-		.saturating_add(LeaseWeights::close_lease().saturating_mul(streams.into()));
+	let streams_hook = StreamWeights::on_initialize(streams).saturating_add(
+		<pallet_leases::Pallet<Runtime> as stint_traits::StreamObserver>::notification_weight()
+			.saturating_mul(streams.into()),
+	);
 	(MarketWeights::on_initialize(orders), streams_hook)
 }
 
@@ -241,6 +270,19 @@ fn weights_and_fees_as_figures() {
 			}));
 		}
 
+		// The same calls as charged in the common case, and what a provider pays for them.
+		for (name, weight) in typical_charges() {
+			let ratio = weight.ref_time() as f64 / transfer_weight;
+			figures.push(json!({
+				"name": format!("charged.{name}"),
+				"value": ratio,
+				"goal": 2.0,
+				"unit": "× transfer_keep_alive, typical arguments, after refunds",
+				"holds": ratio <= 2.0,
+				"ref_time_ps": weight.ref_time(),
+			}));
+		}
+
 		let (max_orders, max_streams) = max_due();
 		let (market, streams) = hooks(max_orders, max_streams);
 		let worst = share(market.saturating_add(streams));
@@ -271,6 +313,19 @@ fn weights_and_fees_as_figures() {
 				"value": fee as f64 / TYPICAL_PRICE_PER_BLOCK as f64,
 				"goal": 1.0,
 				"unit": "× one block of a typical lease (0.05 STINT)",
+				"holds": fee < TYPICAL_PRICE_PER_BLOCK,
+				"fee_stint": fee as f64 / STINT as f64,
+			}));
+		}
+		for name in ["market.place_bid", "leases.submit_result"] {
+			let (_, _, call) = calls().into_iter().find(|(n, ..)| *n == name).unwrap();
+			let (_, charged) = typical_charges().into_iter().find(|(n, _)| *n == name).unwrap();
+			let fee = typical_fee(&call, charged);
+			figures.push(json!({
+				"name": format!("fee.typical.{name}"),
+				"value": fee as f64 / TYPICAL_PRICE_PER_BLOCK as f64,
+				"goal": 1.0,
+				"unit": "× one block of a typical lease (0.05 STINT), after refunds",
 				"holds": fee < TYPICAL_PRICE_PER_BLOCK,
 				"fee_stint": fee as f64 / STINT as f64,
 			}));
