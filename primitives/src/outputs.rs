@@ -94,6 +94,22 @@ mod tests {
 		assert_eq!(output_root(&[]), [0; 32]);
 	}
 
+	/// Computed apart from this code (Python's hashlib, SCALE by hand): the leaf of `a.txt` is
+	/// blake2-256 of `0x14 "a.txt" 05000000_00000000 blake2-256("alpha")`, and the root of the
+	/// three files below is H(H(leaf(a.txt) ‖ leaf(dir/b.bin)) ‖ leaf(z)).
+	#[test]
+	fn the_root_of_three_files_is_the_known_answer() {
+		let files = [file("z", b""), file("dir/b.bin", b"beta"), file("a.txt", b"alpha")];
+		assert_eq!(
+			crate::receipt::tests::hex(&output_root(&files)),
+			"db49584d8e466c449ed609b7a1e2d30c9884d14ba7767b93167dcb64bbf56173"
+		);
+		assert_eq!(
+			crate::receipt::tests::hex(&file("hello.txt", b"hello\n").leaf()),
+			"0e3140d2dd02d2816c49527de4a847e732e860e78b00151201f7d41461368392"
+		);
+	}
+
 	#[test]
 	fn only_plain_relative_paths_are_safe() {
 		assert!(is_safe_output_path("model/weights.safetensors"));

@@ -216,7 +216,7 @@ pub fn fault_of(exit_code: i32) -> Option<Fault> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
 	use super::*;
 	use crate::{output_root, OutputFile};
 

@@ -378,81 +378,125 @@ fn signed(who: Keyring, call: RuntimeCall) -> crate::UncheckedExtrinsic {
 	)
 }
 
-/// A call declared at its worst case and refunded to what it did, through the whole signed path
-/// (the executive, the fee extension, weight reclaim): a buyer cancelling an order with one bid
-/// pays for one bid's unwinding, not for `MaxBidsPerOrder` of them, and loses nothing else.
-#[test]
-fn a_refunded_call_charges_the_fee_of_what_it_did() {
-	use super::lifecycle::{alice, bid, eve, free, gpu, order};
+/// Applies `call` signed by `who` in a new block through the whole signed path (the executive,
+/// the fee extension, weight reclaim) and checks it was charged for `did`, what it did, and not
+/// for the worst case it declared: the fee lies between the fee of `did` and that of `did` plus
+/// the extensions' own weight (which they may refund in part), below the declared fee, and the
+/// block counts the weight used. Returns the fee paid and the fee declared.
+fn charged_for_what_it_did(who: Keyring, call: RuntimeCall, did: Weight) -> (Balance, Balance) {
 	use crate::{Executive, Header, System};
-	use pallet_market::WeightInfo as _;
 	use polkadot_sdk::{
 		frame_support::dispatch::PostDispatchInfo, pallet_transaction_payment::Event as FeeEvent,
 		sp_runtime::traits::Header as _,
 	};
+	let number = System::block_number() + 1;
+	let header = Header::new(
+		number,
+		Default::default(),
+		Default::default(),
+		[1; 32].into(),
+		Default::default(),
+	);
+	Executive::initialize_block(&header);
+	let xt = signed(who, call);
+	let len = xt.encoded_size() as u32;
+	let declared = xt.get_dispatch_info();
+	assert!(did.ref_time() < declared.call_weight.ref_time(), "it did less than its worst case");
+	assert_ok!(Executive::apply_extrinsic(xt).unwrap());
+	let fee_for = |weight: Weight| {
+		let post = PostDispatchInfo { actual_weight: Some(weight), pays_fee: declared.pays_fee };
+		TransactionPayment::compute_actual_fee(len, &declared, &post, 0)
+	};
+	let (least, most_after) =
+		(fee_for(did), fee_for(did.saturating_add(declared.extension_weight)));
+	let most = TransactionPayment::compute_fee(len, &declared, 0);
+	let paid = System::events()
+		.into_iter()
+		.find_map(|record| match record.event {
+			crate::RuntimeEvent::TransactionPayment(FeeEvent::TransactionFeePaid {
+				who: payer,
+				actual_fee,
+				..
+			}) if payer == who.to_account_id() => Some(actual_fee),
+			_ => None,
+		})
+		.expect("the fee event");
+	assert!(
+		(least..=most_after).contains(&paid),
+		"charged {paid}: between {least} and {most_after}, not the worst case's {most}"
+	);
+	assert!(most_after < most, "a refund: {most_after} of {most}");
+	// The block counts the weight the call used, not the weight it declared.
+	let base = RuntimeBlockWeights::get().get(declared.class).base_extrinsic;
+	let counted = System::block_weight().get(declared.class).ref_time();
+	let used = base.saturating_add(did);
+	assert!(
+		(used.ref_time()..=used.saturating_add(declared.extension_weight).ref_time())
+			.contains(&counted),
+		"the block counts {counted}, not the declared {}",
+		declared.total_weight().ref_time()
+	);
+	(paid, most)
+}
+
+/// A buyer cancelling an order with one bid pays for one bid's unwinding, not for
+/// `MaxBidsPerOrder` of them, and loses nothing else.
+#[test]
+fn a_refunded_call_charges_the_fee_of_what_it_did() {
+	use super::lifecycle::{alice, bid, eve, free, gpu, order};
+	use crate::System;
+	use pallet_market::WeightInfo as _;
+	type MarketWeights = <Runtime as pallet_market::Config>::WeightInfo;
 	crate::genesis_config_presets::tests::build(DEV_RUNTIME_PRESET).execute_with(|| {
 		System::set_block_number(1);
 		let before = free(&alice());
 		let id = order(&alice(), terms(Some(100), false, 0), 100 * STINT);
 		bid(&eve(), id, STINT / 2, gpu("eve", 0));
-
-		let header = Header::new(
-			2,
-			Default::default(),
-			Default::default(),
-			[1; 32].into(),
-			Default::default(),
-		);
-		Executive::initialize_block(&header);
 		let call = RuntimeCall::Market(pallet_market::Call::cancel_order { order: id });
-		let xt = signed(Keyring::Alice, call);
-		let len = xt.encoded_size() as u32;
-		// What the chain reserves for it up front: the call at `MaxBidsPerOrder` bids, and the
-		// extensions.
-		let declared = xt.get_dispatch_info();
-		assert_ok!(Executive::apply_extrinsic(xt).unwrap());
-
-		type MarketWeights = <Runtime as pallet_market::Config>::WeightInfo;
-		let did = MarketWeights::cancel_order(1);
-		assert!(did.ref_time() < declared.call_weight.ref_time(), "one bid costs less");
-		// Charged for one bid's unwinding plus at most the extensions' own weight (which they
-		// may refund in part), never for the declared worst case.
-		let fee_for = |weight: Weight| {
-			let post =
-				PostDispatchInfo { actual_weight: Some(weight), pays_fee: declared.pays_fee };
-			TransactionPayment::compute_actual_fee(len, &declared, &post, 0)
-		};
-		let (least, most_after) =
-			(fee_for(did), fee_for(did.saturating_add(declared.extension_weight)));
-		let most = TransactionPayment::compute_fee(len, &declared, 0);
-		let paid = System::events()
-			.into_iter()
-			.find_map(|record| match record.event {
-				crate::RuntimeEvent::TransactionPayment(FeeEvent::TransactionFeePaid {
-					who,
-					actual_fee,
-					..
-				}) if who == alice() => Some(actual_fee),
-				_ => None,
-			})
-			.expect("the fee event");
-		assert!(
-			(least..=most_after).contains(&paid),
-			"charged {paid} for one bid: between {least} and {most_after}, not the worst case's {most}"
-		);
-		assert!(most_after < most / 2, "the refund is worth having: {most_after} of {most}");
+		let (paid, most) =
+			charged_for_what_it_did(Keyring::Alice, call, MarketWeights::cancel_order(1));
+		assert!(paid < most / 2, "the refund is worth having: {paid} of {most}");
 		// Everything the order held came back; the fee is all the buyer is out.
 		assert!(pallet_market::Orders::<Runtime>::get(id).is_none());
 		assert_eq!(free(&alice()), before - paid);
-		// And the block counts the weight the call used, not the weight it declared.
-		let base = RuntimeBlockWeights::get().get(declared.class).base_extrinsic;
-		let counted = System::block_weight().get(declared.class).ref_time();
-		let used = base.saturating_add(did);
-		assert!(
-			(used.ref_time()..=used.saturating_add(declared.extension_weight).ref_time())
-				.contains(&counted),
-			"the block counts {counted}, not the declared {}",
-			declared.total_weight().ref_time()
-		);
+	});
+}
+
+/// A bid that finds a free slot on an order is refunded the search for a bid to displace, and
+/// a result for a lease of one GPU and one depositor pays for those, not for the largest lease
+/// (the worst cases the calls declare).
+#[test]
+fn a_bid_and_a_result_are_charged_for_what_they_did() {
+	use super::lifecycle::{alice, eve, gpu, lease_of, order, result, run_to, signed as report};
+	use crate::{Leases, RuntimeOrigin, System};
+	use pallet_leases::WeightInfo as _;
+	use pallet_market::WeightInfo as _;
+	use stint_primitives::ReportKind;
+	type MarketWeights = <Runtime as pallet_market::Config>::WeightInfo;
+	type LeaseWeights = <Runtime as pallet_leases::Config>::WeightInfo;
+	crate::genesis_config_presets::tests::build(DEV_RUNTIME_PRESET).execute_with(|| {
+		System::set_block_number(1);
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		let call = RuntimeCall::Market(pallet_market::Call::place_bid {
+			order: id,
+			price_per_block: STINT / 2,
+			devices: vec![gpu("eve", 0)],
+		});
+		charged_for_what_it_did(Keyring::Eve, call, MarketWeights::place_bid(1, 0));
+		assert!(pallet_market::Bids::<Runtime>::get(id, eve()).is_some());
+
+		// Accepted by the market's hook, acknowledged, run for half its length.
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
+		run_to(53);
+		let commitment = result(0);
+		let call = RuntimeCall::Leases(pallet_leases::Call::submit_result {
+			lease,
+			commitment,
+			signature: report(lease, ReportKind::Final, &commitment),
+		});
+		charged_for_what_it_did(Keyring::Bob, call, LeaseWeights::submit_result(1, 1));
+		assert!(pallet_leases::Leases::<Runtime>::get(lease).unwrap().result.is_some());
 	});
 }
