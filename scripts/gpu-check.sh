@@ -20,7 +20,7 @@ mkdir -p "$out"
 echo "[gpu-check] nvidia-smi -L"
 nvidia-smi -L | tee "$out/nvidia-smi.txt"
 echo "[gpu-check] $bin probe --json"
-"$bin" probe --json --require-gpu --scratch "${TMPDIR:-/tmp}" | tee "$out/probe.json"
+"$bin" probe --json --require-gpu --no-selftest --scratch "${TMPDIR:-/tmp}" | tee "$out/probe.json"
 nvidia-smi --query-gpu=uuid,memory.total,compute_cap --format=csv,noheader,nounits \
 	| tee "$out/nvidia-smi-query.csv"
 nvidia-smi | tee "$out/nvidia-smi-full.txt" | grep -o 'CUDA Version: [0-9.]*' || true

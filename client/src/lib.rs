@@ -253,6 +253,20 @@ pub struct SignedTx {
 	pub hash: Vec<u8>,
 	/// The signer's nonce it was signed with.
 	pub nonce: u64,
+	/// The first block it can no longer be in: it is mortal for [`MORTAL_BLOCKS`] from the
+	/// finalized block it was signed at. `None`: immortal.
+	#[serde(default)]
+	pub valid_until: Option<u64>,
+}
+
+/// How many blocks a transaction signed by [`Client::sign`] stays valid.
+pub const MORTAL_BLOCKS: u64 = 32;
+
+/// The first block a transaction signed at block `from`, mortal for [`MORTAL_BLOCKS`], cannot
+/// be in: the era's death (`sp_runtime::generic::Era`). [`MORTAL_BLOCKS`] is a power of two
+/// under 4096, so the era is born at `from` exactly.
+pub fn mortal_until(from: u64) -> u64 {
+	from + MORTAL_BLOCKS
 }
 
 mod hex_bytes {
@@ -352,15 +366,25 @@ impl Client {
 				.await
 				.map_err(Error::rpc)?,
 		};
-		let params =
-			subxt::config::DefaultExtrinsicParamsBuilder::<StintConfig>::new().nonce(nonce).build();
 		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
+		// Mortal from the block it is signed at, said explicitly, so that whoever keeps the
+		// bytes knows when they expire.
+		let from = at.block_number();
+		let params = subxt::config::DefaultExtrinsicParamsBuilder::<StintConfig>::new()
+			.nonce(nonce)
+			.mortal_from_unchecked(MORTAL_BLOCKS, from, at.block_hash())
+			.build();
 		let signed = at
 			.transactions()
 			.create_signed(call, signer, params)
 			.await
 			.map_err(|e| Error::Rejected(e.to_string()))?;
-		Ok(SignedTx { hash: signed.hash().0.to_vec(), bytes: signed.into_encoded(), nonce })
+		Ok(SignedTx {
+			hash: signed.hash().0.to_vec(),
+			bytes: signed.into_encoded(),
+			nonce,
+			valid_until: Some(mortal_until(from)),
+		})
 	}
 
 	/// Sends a transaction signed earlier ([`Client::sign`]), calls `progress` at every step, and

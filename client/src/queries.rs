@@ -39,6 +39,25 @@ impl Client {
 		LegacyRpcMethods::new(self.rpc.clone())
 	}
 
+	/// When block `number` was authored: its `Timestamp::Now`, in Unix milliseconds.
+	pub async fn block_time_ms(&self, number: u64) -> Result<Option<u64>, Error> {
+		let at = self.api.at_block(number).await.map_err(Error::rpc)?;
+		match at
+			.storage()
+			.try_fetch(runtime::storage().timestamp().now(), ())
+			.await
+			.map_err(Error::rpc)?
+		{
+			Some(now) => Ok(Some(now.decode().map_err(Error::rpc)?)),
+			None => Ok(None),
+		}
+	}
+
+	/// The chain's type as its chain spec says: `Development`, `Local` or `Live`.
+	pub async fn chain_type(&self) -> Result<String, Error> {
+		self.legacy().system_chain_type().await.map_err(Error::rpc)
+	}
+
 	/// The chain's name, its best and finalized blocks, and the runtime version.
 	pub async fn status(&self) -> Result<ChainStatus, Error> {
 		let rpc = self.legacy();

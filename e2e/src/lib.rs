@@ -66,9 +66,11 @@ pub fn free_port() -> Result<u16> {
 /// A running node. Dropping it kills the process.
 pub struct TestNode {
 	child: Mutex<Child>,
+	args: Vec<String>,
 	rpc_port: u16,
+	p2p_port: u16,
 	log_path: PathBuf,
-	_base: tempfile::TempDir,
+	base: tempfile::TempDir,
 }
 
 impl TestNode {
@@ -101,14 +103,27 @@ impl TestNode {
 	/// Starts `stint-node` with `args` (plus a fresh base path and free loopback ports).
 	pub fn start(args: &[&str]) -> Result<Self> {
 		let base = tempfile::tempdir().context("creating the node's base path")?;
+		let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+		let (rpc_port, p2p_port) = (free_port()?, free_port()?);
 		let log_path = base.path().join("node.log");
-		let log = File::create(&log_path).context("creating the node log")?;
-		let rpc_port = free_port()?;
-		let p2p_port = free_port()?;
+		let child = Self::spawn(&args, base.path(), rpc_port, p2p_port, &log_path)?;
+		Ok(Self { child: Mutex::new(child), args, rpc_port, p2p_port, log_path, base })
+	}
+
+	/// The node process, on base path `base`, these ports, logging to `log_path`.
+	fn spawn(
+		args: &[String],
+		base: &Path,
+		rpc_port: u16,
+		p2p_port: u16,
+		log_path: &Path,
+	) -> Result<Child> {
+		let log =
+			File::options().create(true).append(true).open(log_path).context("the node log")?;
 		let child = Command::new(node_binary()?)
 			.args(args)
 			.arg("--base-path")
-			.arg(base.path().join("data"))
+			.arg(base.join("data"))
 			.args(["--rpc-port", &rpc_port.to_string()])
 			.args(["--listen-addr", &format!("/ip4/127.0.0.1/tcp/{p2p_port}")])
 			.args(["--no-prometheus", "--no-telemetry", "--no-mdns"])
@@ -117,7 +132,19 @@ impl TestNode {
 			.spawn()
 			.context("starting stint-node")?;
 		watch_over(child.id());
-		Ok(Self { child: Mutex::new(child), rpc_port, log_path, _base: base })
+		Ok(child)
+	}
+
+	/// Kills the node, waits `down`, and starts it again on the same database and ports (a node
+	/// restarted under its clients).
+	pub fn restart(&self, down: Duration) -> Result<()> {
+		let mut child = self.child.lock().expect("the node's handle");
+		child.kill()?;
+		child.wait()?;
+		std::thread::sleep(down);
+		let (args, base) = (&self.args, self.base.path());
+		*child = Self::spawn(args, base, self.rpc_port, self.p2p_port, &self.log_path)?;
+		Ok(())
 	}
 
 	/// The node's process id (to freeze it with SIGSTOP, say).

@@ -101,6 +101,58 @@ pub fn price_of(policy: &BiddingConfig, devices: &[(DeviceId, String)]) -> Balan
 		.fold(0, Balance::saturating_add)
 }
 
+/// Why the policy would not serve `candidate` at all, whatever the provider's standing: too
+/// long, open-ended, from a registry not allowed, more output than the scratch space holds, or
+/// on a device this machine does not see.
+fn misfit(
+	policy: &BiddingConfig,
+	candidate: &Candidate,
+	scratch_free_bytes: u64,
+	sees: impl Fn(&DeviceId) -> bool,
+) -> Option<Skip> {
+	let registry = std::str::from_utf8(&candidate.image)
+		.ok()
+		.and_then(|image| image.rsplit_once('@'))
+		.map(|(name, _)| registry_of(name).to_string())
+		.unwrap_or_default();
+	if candidate.duration.is_some_and(|d| d > policy.max_duration) {
+		Some(Skip::TooLong)
+	} else if candidate.duration.is_none() && !policy.open_ended {
+		Some(Skip::OpenEnded)
+	} else if !policy.registries.is_empty() && !policy.registries.contains(&registry) {
+		Some(Skip::Registry(registry))
+	} else if candidate.max_output_bytes > scratch_free_bytes {
+		Some(Skip::OutputTooLarge)
+	} else if !candidate.devices.iter().all(|(device, _)| sees(device)) {
+		Some(Skip::DeviceNotSeen)
+	} else {
+		None
+	}
+}
+
+/// Why a bid standing on `candidate` at `bid_price` per block no longer fits the policy (it
+/// changed, the machine lost a device, the scratch space filled up), if it does not: such a
+/// bid is retracted before it can win a lease the worker would not take. Bond and deposit are
+/// not asked again: the bid already holds its own.
+pub fn stale(
+	policy: &BiddingConfig,
+	candidate: &Candidate,
+	bid_price: Balance,
+	scratch_free_bytes: u64,
+	sees: impl Fn(&DeviceId) -> bool,
+) -> Option<Skip> {
+	let ours = price_of(policy, &candidate.devices);
+	if !policy.enabled {
+		Some(Skip::Disabled)
+	} else if let Some(misfit) = misfit(policy, candidate, scratch_free_bytes, sees) {
+		Some(misfit)
+	} else if ours > bid_price {
+		Some(Skip::BelowOurPrice { ours })
+	} else {
+		None
+	}
+}
+
 /// The bids to place on `candidates` (in order), and why the others get none.
 pub fn choose(
 	policy: &BiddingConfig,
@@ -116,11 +168,6 @@ pub fn choose(
 	let (mut bond, mut balance) = (standing.free_bond, standing.free_balance);
 	for candidate in candidates {
 		let skip = |why| (candidate.order, why);
-		let registry = std::str::from_utf8(&candidate.image)
-			.ok()
-			.and_then(|image| image.rsplit_once('@'))
-			.map(|(name, _)| registry_of(name).to_string())
-			.unwrap_or_default();
 		let collateral =
 			standing.costs.collateral_per_gpu.saturating_mul(candidate.devices.len() as Balance);
 		let ours = price_of(policy, &candidate.devices);
@@ -130,16 +177,8 @@ pub fn choose(
 			Some(Skip::NotActive)
 		} else if slots == 0 {
 			Some(Skip::Full)
-		} else if candidate.duration.is_some_and(|d| d > policy.max_duration) {
-			Some(Skip::TooLong)
-		} else if candidate.duration.is_none() && !policy.open_ended {
-			Some(Skip::OpenEnded)
-		} else if !policy.registries.is_empty() && !policy.registries.contains(&registry) {
-			Some(Skip::Registry(registry))
-		} else if candidate.max_output_bytes > standing.scratch_free_bytes {
-			Some(Skip::OutputTooLarge)
-		} else if !candidate.devices.iter().all(|(device, _)| sees(device)) {
-			Some(Skip::DeviceNotSeen)
+		} else if let Some(misfit) = misfit(policy, candidate, standing.scratch_free_bytes, &sees) {
+			Some(misfit)
 		} else if candidate.devices.iter().any(|(device, _)| busy.contains(device)) {
 			Some(Skip::DeviceBusy)
 		} else if ours > candidate.max_price_per_block {
@@ -259,6 +298,43 @@ mod tests {
 		policy.registries = vec!["docker.io".into()];
 		let (_, skipped) = choose(&policy, &standing(), &[order(6, "x")], |_| true, &Busy::new());
 		assert_eq!(skipped, vec![(6, Skip::Registry("ghcr.io".into()))]);
+	}
+
+	#[test]
+	fn a_standing_bid_that_no_longer_fits_is_stale() {
+		let policy = policy();
+		let standing_on = order(1, "NVIDIA H200");
+		let bid_price = 20 * MILLI_STINT;
+		assert_eq!(stale(&policy, &standing_on, bid_price, 1 << 30, |_| true), None);
+		// The machine lost the device, the scratch space filled up.
+		assert_eq!(
+			stale(&policy, &standing_on, bid_price, 1 << 30, |_| false),
+			Some(Skip::DeviceNotSeen)
+		);
+		assert_eq!(
+			stale(&policy, &standing_on, bid_price, 1 << 10, |_| true),
+			Some(Skip::OutputTooLarge)
+		);
+		// The operator changed the policy: a higher price, shorter leases, no bidding at all.
+		let mut dearer = policy.clone();
+		dearer.prices.insert("NVIDIA H200".into(), 30 * MILLI_STINT);
+		assert_eq!(
+			stale(&dearer, &standing_on, bid_price, 1 << 30, |_| true),
+			Some(Skip::BelowOurPrice { ours: 30 * MILLI_STINT })
+		);
+		let mut shorter = policy.clone();
+		shorter.max_duration = 50;
+		assert_eq!(
+			stale(&shorter, &standing_on, bid_price, 1 << 30, |_| true),
+			Some(Skip::TooLong)
+		);
+		let mut off = policy.clone();
+		off.enabled = false;
+		assert_eq!(stale(&off, &standing_on, bid_price, 1 << 30, |_| true), Some(Skip::Disabled));
+		// A cheaper price now is no reason to drop a bid that may win.
+		let mut cheaper = policy;
+		cheaper.prices.insert("NVIDIA H200".into(), 5 * MILLI_STINT);
+		assert_eq!(stale(&cheaper, &standing_on, bid_price, 1 << 30, |_| true), None);
 	}
 
 	#[test]

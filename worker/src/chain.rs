@@ -53,8 +53,10 @@ pub enum Sent {
 
 impl Chain {
 	pub fn new(urls: Vec<String>, metrics: Metrics) -> Result<Self, Error> {
+		// Rounds of every URL 0.5, 1, 2, 4 s apart: a node restarting (about ten seconds) is
+		// waited for within one reconnection, not counted as three failures.
 		let backoff =
-			Backoff { first: Duration::from_millis(500), max: Duration::from_secs(4), rounds: 3 };
+			Backoff { first: Duration::from_millis(500), max: Duration::from_secs(4), rounds: 5 };
 		Ok(Self {
 			failover: Failover::new(urls, backoff)?,
 			metrics,
@@ -150,6 +152,26 @@ impl Chain {
 		let mut entry = journal
 			.get(lease)?
 			.ok_or_else(|| JournalError::Db(format!("lease {lease} is not in the journal")))?;
+		if let Some(signed) = entry.extrinsics.get(slot).filter(|s| !s.included) {
+			if let Some(until) = signed.valid_until {
+				// Past its era these bytes can never go in: sign again, around the same report.
+				// (Only a lease still waiting for this slot gets here: one whose transaction
+				// went in is no longer planned for.)
+				let best = tokio::time::timeout(CALL_TIMEOUT, client.best_number()).await;
+				if let Ok(Ok(best)) = best {
+					if best + 1 >= until {
+						log::warn(
+							"chain",
+							Some(lease),
+							format!("{slot}: signed for blocks before {until}, now {best}: signing again"),
+						);
+						entry.extrinsics.remove(slot);
+						journal.put(&entry)?;
+						self.resync().await;
+					}
+				}
+			}
+		}
 		let signed = match entry.extrinsics.get(slot) {
 			// In a block already: sending it again could only be refused.
 			Some(signed) if signed.included => return Ok(Sent::Included),
@@ -175,6 +197,7 @@ impl Chain {
 					hash: tx.hash,
 					nonce: tx.nonce,
 					included: false,
+					valid_until: tx.valid_until,
 				};
 				entry.extrinsics.insert(slot.to_string(), signed.clone());
 				journal.put(&entry)?;

@@ -19,7 +19,7 @@
 //! listen = "127.0.0.1:9616"             # Prometheus
 //!
 //! [bidding]
-//! enabled = true
+//! enabled = true                         # false: no new bids; standing ones are retracted
 //! floor = "0.001"                        # STINT per GPU per block, never below
 //! price = "0.01"                         # STINT per GPU per block, unless the model has its own
 //! prices = { "NVIDIA H200" = "0.02" }

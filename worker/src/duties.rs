@@ -85,12 +85,31 @@ pub enum Action {
 	Alert(LeaseId, String),
 }
 
+/// Blocks before its ack deadline at which a lease still being prepared is alerted about.
+pub const ACK_MARGIN: BlockNumber = 2;
+
 /// The actions for one lease.
 pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 	use Action::*;
 	let id = view.id;
 	if view.in_flight {
-		return Vec::new();
+		// Preparation (an image pull, the inputs) still running as the ack deadline nears: the
+		// operator hears of it before the lease is lost, not after.
+		return match (view.chain, view.entry.map(|entry| entry.phase)) {
+			(OnChain::Live { next: NextDuty::Ack { by }, .. }, Some(Phase::Preparing))
+				if now.block.saturating_add(ACK_MARGIN) >= by =>
+			{
+				vec![Alert(
+					id,
+					format!(
+						"still preparing at block {} with the ack deadline at block {by}: the \
+						 lease is lost unless preparation ends in time",
+						now.block
+					),
+				)]
+			}
+			_ => Vec::new(),
+		};
 	}
 	let (next, interval) = match view.chain {
 		OnChain::Unknown => return Vec::new(),
@@ -113,6 +132,11 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 	match (next, entry.phase) {
 		(_, Phase::Done) => Vec::new(),
 		// Not acknowledged yet.
+		// Past the deadline (the next block is later than `by`) an ack can only be refused.
+		(NextDuty::Ack { by }, _) if now.block >= by => vec![Alert(
+			id,
+			format!("not acknowledged by block {by}, its deadline: the chain ends the lease"),
+		)],
 		(NextDuty::Ack { .. }, Phase::Preparing) => vec![Prepare(id)],
 		(NextDuty::Ack { .. }, Phase::Prepared | Phase::OrderFault | Phase::Acked) => {
 			vec![Ack(id)]
@@ -266,6 +290,33 @@ mod tests {
 			adopt: false,
 		};
 		assert_eq!(plan(&view, &NOW), vec![]);
+	}
+
+	#[test]
+	fn the_ack_deadline_is_watched() {
+		let ack_by = |by| OnChain::Live { next: NextDuty::Ack { by }, checkpoint_interval: 50 };
+		// Preparation still running two blocks before the deadline: the operator is told.
+		let preparing = entry(Preparing);
+		let view = |chain| LeaseView {
+			id: 7,
+			chain,
+			entry: Some(&preparing),
+			job: None,
+			in_flight: true,
+			adopt: false,
+		};
+		assert_eq!(plan(&view(ack_by(NOW.block + ACK_MARGIN + 1)), &NOW), vec![]);
+		let near = plan(&view(ack_by(NOW.block + ACK_MARGIN)), &NOW);
+		assert!(matches!(near.as_slice(), [Alert(7, why)] if why.contains("still preparing")));
+		// At the deadline's block or later no ack is sent: it could only be refused.
+		for phase in [Preparing, Prepared, OrderFault, Acked] {
+			let late = plan_of(ack_by(NOW.block), Some(&entry(phase)), None);
+			assert!(
+				matches!(late.as_slice(), [Alert(7, why)] if why.contains("not acknowledged")),
+				"{phase:?}: {late:?}"
+			);
+		}
+		assert_eq!(plan_of(ack_by(NOW.block + 1), Some(&entry(Prepared)), None), vec![Ack(7)]);
 	}
 
 	#[test]

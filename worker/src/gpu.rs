@@ -53,6 +53,12 @@ impl Gpus {
 		}
 	}
 
+	/// None of these GPUs can be given to jobs (the executor cannot pass GPUs through): the
+	/// worker then offers and runs none of them.
+	pub fn unusable(self, why: impl Into<String>) -> Self {
+		Self { mode: self.mode, by_id: HashMap::new(), missing: Some(why.into()) }
+	}
+
 	/// Whether GPUs are passed to jobs at all.
 	pub fn passthrough(&self) -> bool {
 		self.mode != Some(GpuMode::Off)
@@ -112,5 +118,15 @@ mod tests {
 		let off = Gpus::detect(GpuMode::Off);
 		assert_eq!(off.uuids_for(&[c]), Ok(vec![]));
 		assert!(off.sees(&c) && !off.passthrough());
+	}
+
+	#[test]
+	fn gpus_an_executor_cannot_pass_through_are_neither_offered_nor_run_on() {
+		let gpus = Gpus::from_uuids(["GPU-a".to_string()]).unusable("no NVIDIA runtime");
+		let a = device_id("GPU-a");
+		assert!(!gpus.sees(&a));
+		assert_eq!(gpus.uuids_for(&[a]), Err(vec![a]));
+		assert!(gpus.passthrough());
+		assert_eq!(gpus.missing.as_deref(), Some("no NVIDIA runtime"));
 	}
 }

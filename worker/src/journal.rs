@@ -68,6 +68,10 @@ pub struct SignedExtrinsic {
 	pub nonce: u64,
 	/// Seen in a finalized block.
 	pub included: bool,
+	/// The first block it can no longer be in (its era's end); `None` in journals written
+	/// before eras were kept.
+	#[serde(default)]
+	pub valid_until: Option<u64>,
 }
 
 /// Everything the worker keeps about one lease.

@@ -33,9 +33,22 @@ impl Level {
 
 /// Writes one line: `component`, the lease it is about (if any), the message.
 pub fn line(level: Level, component: &str, lease: Option<u64>, message: &str) {
-	let text = if JSON.load(Ordering::Relaxed) {
+	let json = JSON.load(Ordering::Relaxed);
+	eprintln!("{}", format(json, crate::unix_ms(), level, component, lease, message));
+}
+
+/// One line as text (`[level] component lease=N: message`) or as a JSON object.
+fn format(
+	json: bool,
+	ts_ms: u64,
+	level: Level,
+	component: &str,
+	lease: Option<u64>,
+	message: &str,
+) -> String {
+	if json {
 		let mut object = serde_json::json!({
-			"ts_ms": crate::unix_ms(),
+			"ts_ms": ts_ms,
 			"level": level.name(),
 			"component": component,
 			"msg": message,
@@ -49,8 +62,7 @@ pub fn line(level: Level, component: &str, lease: Option<u64>, message: &str) {
 			Some(lease) => format!("[{}] {component} lease={lease}: {message}", level.name()),
 			None => format!("[{}] {component}: {message}", level.name()),
 		}
-	};
-	eprintln!("{text}");
+	}
 }
 
 pub fn info(component: &str, lease: Option<u64>, message: impl AsRef<str>) {
@@ -67,4 +79,29 @@ pub fn alert(component: &str, lease: Option<u64>, message: impl AsRef<str>) {
 
 pub fn error(component: &str, lease: Option<u64>, message: impl AsRef<str>) {
 	line(Level::Error, component, lease, message.as_ref());
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn a_line_about_a_lease_carries_its_id_as_text_and_as_json() {
+		let text = format(false, 1, Level::Alert, "duties", Some(7), "left \"alone\"");
+		assert_eq!(text, "[ALERT] duties lease=7: left \"alone\"");
+		assert_eq!(format(false, 1, Level::Info, "chain", None, "ok"), "[info] chain: ok");
+		let json = format(true, 1_700, Level::Warn, "duties", Some(7), "left \"alone\"\n");
+		let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+		assert_eq!(
+			parsed,
+			serde_json::json!({
+				"ts_ms": 1_700, "level": "warn", "component": "duties", "lease": 7,
+				"msg": "left \"alone\"\n",
+			})
+		);
+		assert!(!json.contains('\n'), "one line: {json}");
+		let bare: serde_json::Value =
+			serde_json::from_str(&format(true, 1, Level::Error, "api", None, "x")).unwrap();
+		assert!(bare.get("lease").is_none());
+	}
 }

@@ -50,7 +50,8 @@ enum Command {
 	RunOnce { job: PathBuf },
 	/// Prints this machine's GPUs, CPU cores, memory and free disk as the provider file's
 	/// `[hardware]` section (or JSON). Without a GPU (no driver, or none the driver sees) it
-	/// prints the host with an empty GPU list and says why on stderr.
+	/// prints the host with an empty GPU list and says why on stderr. With GPUs it self-tests
+	/// each one (as `selftest` does), says how each did on stderr, and exits 1 if one failed.
 	Probe {
 		/// The directory jobs write to: its free space is the disk offered.
 		#[arg(long, default_value = ".")]
@@ -60,6 +61,9 @@ enum Command {
 		/// Exit 1 when no GPU can be read (for scripts that need one).
 		#[arg(long)]
 		require_gpu: bool,
+		/// Only read the GPUs; do not self-test them.
+		#[arg(long)]
+		no_selftest: bool,
 	},
 	/// Runs the GPU self-test on every GPU: a kernel shipped as PTX (and compiled by NVRTC
 	/// where it loads), checked against its known sum and timed. Exit 1 if a GPU fails.
@@ -103,7 +107,9 @@ fn main() -> ExitCode {
 	let cli = Cli::parse();
 	log::use_json(matches!(cli.log_format, LogFormat::Json));
 	match cli.command {
-		Command::Probe { scratch, json, require_gpu } => probe(&scratch, json, require_gpu),
+		Command::Probe { scratch, json, require_gpu, no_selftest } => {
+			probe(&scratch, json, require_gpu, !no_selftest)
+		}
 		Command::Run { config, adopt } => runtime().block_on(run(&config, adopt)),
 		Command::RunOnce { job } => runtime().block_on(once(&job)),
 		Command::Journal { command } => journal(command),
@@ -161,7 +167,7 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 		Ok(key) => key,
 		Err(e) => return fail("config", format!("[worker] key: {e}")),
 	};
-	let gpus = Gpus::detect(config.worker.gpus);
+	let mut gpus = Gpus::detect(config.worker.gpus);
 	if config.worker.gpus == GpuMode::Auto {
 		match (&gpus.missing, executor.gpus_supported().await) {
 			(Some(why), _) => log::alert(
@@ -172,11 +178,14 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 					 development chain"
 				),
 			),
-			(None, false) => log::alert(
-				"gpu",
-				None,
-				"the Docker engine has no NVIDIA runtime: GPUs cannot be passed to containers",
-			),
+			// The GPUs are there but jobs cannot have them: bidding on them would win leases
+			// that cannot be run.
+			(None, false) => {
+				let why = "the Docker engine has no NVIDIA runtime: GPUs cannot be passed to \
+				           containers, so none is offered";
+				log::alert("gpu", None, why);
+				gpus = gpus.unusable(why);
+			}
 			(None, true) => {}
 		}
 	}
@@ -334,7 +343,7 @@ fn selftest(json: bool, require_gpu: bool) -> ExitCode {
 	}
 }
 
-fn probe(scratch: &std::path::Path, json: bool, require_gpu: bool) -> ExitCode {
+fn probe(scratch: &std::path::Path, json: bool, require_gpu: bool, selftest: bool) -> ExitCode {
 	let (hardware, missing) = match stint_probe::machine_or_host(scratch) {
 		Ok(read) => read,
 		Err(error) => {
@@ -348,7 +357,31 @@ fn probe(scratch: &std::path::Path, json: bool, require_gpu: bool) -> ExitCode {
 		print!("{}", stint_probe::to_toml(&hardware));
 	}
 	match missing {
-		None => ExitCode::SUCCESS,
+		None if !selftest => ExitCode::SUCCESS,
+		// The GPUs read: each must also compute right before it is offered.
+		None => match stint_probe::selftest::run() {
+			Ok(tests) => {
+				let mut passed = true;
+				for test in &tests {
+					eprintln!("stint-worker: probe: {}", stint_worker::gpu::describe(test));
+					if !test.passed() {
+						eprintln!(
+							"stint-worker: probe: {} failed its self-test: do not offer it",
+							test.uuid
+						);
+						passed = false;
+					}
+				}
+				match passed {
+					true => ExitCode::SUCCESS,
+					false => ExitCode::FAILURE,
+				}
+			}
+			Err(why) => {
+				eprintln!("stint-worker: probe: the GPUs were read but not self-tested: {why}");
+				ExitCode::FAILURE
+			}
+		},
 		Some(why) => {
 			eprintln!("stint-worker: probe: no GPU: {why}");
 			if require_gpu {

@@ -27,7 +27,7 @@ use crate::{
 	bidding,
 	chain::{crash_point, Chain, Sent, CALL_TIMEOUT},
 	commit::{self, LeaseDirs},
-	config::Config,
+	config::{Config, GpuMode},
 	duties::{plan, Action, LeaseView, Now, OnChain},
 	executor::{
 		Executor, FoundJob, JobRequest, JobState, PrepareError, CHAIN_LABEL, INSTANCE_LABEL,
@@ -48,8 +48,30 @@ const SERVABLE_PAGES_PER_ROUND: usize = 4;
 pub enum RunError {
 	#[error("{0}")]
 	Setup(String),
-	#[error("no node answered after {0} reconnections: exiting for the supervisor to restart")]
+	#[error("the chain failed {0} times in a row (no node, or no finalized block): exiting for the supervisor to restart")]
 	ChainLost(u32),
+}
+
+/// What the bidding policy reads of `order`, offered on `devices` (with their models).
+fn candidate(
+	order: u64,
+	record: &stint_client::OrderRecord,
+	devices: impl Iterator<Item = [u8; 32]>,
+	models: &HashMap<[u8; 32], String>,
+) -> bidding::Candidate {
+	bidding::Candidate {
+		order,
+		devices: devices.map(|d| (d, models.get(&d).cloned().unwrap_or_default())).collect(),
+		max_price_per_block: record.terms.max_price_per_block,
+		duration: record.terms.duration,
+		image: record.spec.0.image.to_vec(),
+		max_output_bytes: record.spec.0.max_output_bytes,
+	}
+}
+
+/// Whether a chain of this type (`system_chainType`) may be served with GPUs off.
+fn gpus_off_allowed(chain_type: &str) -> bool {
+	matches!(chain_type, "Development" | "Local")
 }
 
 /// A running worker.
@@ -83,8 +105,8 @@ pub struct Worker<E: Executor> {
 	pending_bids: Mutex<HashMap<u64, Vec<[u8; 32]>>>,
 	/// A best block's forward steps are being planned.
 	planning_best: AtomicBool,
-	/// When each lease was first seen (for accepted-to-running).
-	first_seen: Mutex<HashMap<LeaseId, std::time::Instant>>,
+	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
+	first_seen: Mutex<HashMap<LeaseId, u64>>,
 	/// The devices bound to this worker key, as the chain said last.
 	bound_devices: AtomicU32,
 	/// The runtime's spec version last checked, and whether the calls this worker uses still
@@ -152,7 +174,7 @@ impl<E: Executor> Worker<E> {
 			planning_best: AtomicBool::new(false),
 			first_seen: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
-			compatibility: Mutex::new((0, true)),
+			compatibility: Mutex::new((0, false)),
 		}))
 	}
 
@@ -281,6 +303,13 @@ impl<E: Executor> Worker<E> {
 				)),
 			};
 			if let Some(why) = broken {
+				// A reconnection that succeeds to a node that still finalizes nothing is no
+				// cure: only a new finalized block ends a run of failures.
+				failures += 1;
+				if failures >= self.config.chain.max_failures {
+					log::error("chain", None, format!("{why}: failure {failures} in a row"));
+					return Err(RunError::ChainLost(failures));
+				}
 				log::warn("chain", None, format!("{why}: reconnecting"));
 				match self.chain.reconnect().await {
 					Ok(fresh) => {
@@ -296,11 +325,7 @@ impl<E: Executor> Worker<E> {
 						);
 					}
 					Err(e) => {
-						failures += 1;
 						log::error("chain", None, format!("reconnection {failures} failed: {e}"));
-						if failures >= self.config.chain.max_failures {
-							return Err(RunError::ChainLost(failures));
-						}
 					}
 				}
 				continue;
@@ -318,12 +343,28 @@ impl<E: Executor> Worker<E> {
 	/// Checks, whenever the runtime's spec version changes, that the calls and runtime APIs this
 	/// worker uses still match it. After an upgrade that changed them the worker takes no new
 	/// work (no bids, no new leases) and says so loudly; running leases go on.
+	///
+	/// Until the first check succeeds the runtime counts as not matching: no bid goes out before
+	/// the worker knows its calls are the chain's.
 	async fn check_compatibility(&self, client: &Client) {
-		let Ok(Ok((spec, incompatible))) =
-			tokio::time::timeout(CALL_TIMEOUT, client.worker_compatibility()).await
-		else {
-			return;
-		};
+		let (spec, incompatible) =
+			match tokio::time::timeout(CALL_TIMEOUT, client.worker_compatibility()).await {
+				Ok(Ok(checked)) => checked,
+				failed => {
+					if self.compatibility.lock().expect("not poisoned").0 == 0 {
+						let why = match failed {
+							Ok(Err(e)) => e.to_string(),
+							_ => "no answer in time".to_string(),
+						};
+						log::warn(
+							"chain",
+							None,
+							format!("cannot check the runtime's calls yet ({why}): no new work"),
+						);
+					}
+					return;
+				}
+			};
 		let mut known = self.compatibility.lock().expect("not poisoned");
 		if known.0 == spec {
 			return;
@@ -371,7 +412,8 @@ impl<E: Executor> Worker<E> {
 				me.planning_best.store(false, Ordering::SeqCst);
 			});
 		}
-		if !self.config.bidding.enabled || !self.compatible() {
+		// With bidding disabled the round still retracts this key's standing bids.
+		if !self.compatible() {
 			return;
 		}
 		if self.bidding.swap(true, Ordering::SeqCst) {
@@ -462,11 +504,25 @@ impl<E: Executor> Worker<E> {
 				.map_err(|e| RunError::Setup(e.to_string()))?,
 		}
 		*self.genesis.lock().expect("not poisoned") = genesis;
+		if self.config.worker.gpus == GpuMode::Off {
+			// Without passthrough every bound device counts as served: on a live chain that
+			// would win GPU leases and run them on the CPU.
+			let chain_type = client.chain_type().await.map_err(|e| {
+				RunError::Setup(format!("cannot read the chain's type (gpus = \"off\"): {e}"))
+			})?;
+			if !gpus_off_allowed(&chain_type) {
+				return Err(RunError::Setup(format!(
+					"gpus = \"off\" is for development and local chains only; this chain is \
+					 {chain_type}: set gpus = \"auto\""
+				)));
+			}
+		}
 		// Transactions signed before a restart and not known to be in keep their nonces.
 		let entries = self.journal.all().map_err(|e| RunError::Setup(e.to_string()))?;
 		for signed in entries.iter().flat_map(|e| e.extrinsics.values()).filter(|x| !x.included) {
 			self.chain.reserve(signed.nonce).await;
 		}
+		self.check_compatibility(&client).await;
 		match client.acting_for(&self.account).await {
 			Ok(Some((provider, devices))) => {
 				let count = devices.as_ref().map_or(0, Vec::len);
@@ -767,7 +823,21 @@ impl<E: Executor> Worker<E> {
 					self.executor.kind(),
 				);
 				self.journal.put(&entry).map_err(|e| e.to_string())?;
-				self.first_seen.lock().expect("not poisoned").insert(id, std::time::Instant::now());
+				// Accepted-to-running counts from the block that created the lease (the worker
+				// may see it blocks later); from now if that block's time cannot be read.
+				let created = match self.chain.client().await {
+					Ok(client) => tokio::time::timeout(
+						CALL_TIMEOUT,
+						client.block_time_ms(duty.lease.created_at as u64),
+					)
+					.await
+					.ok()
+					.and_then(Result::ok)
+					.flatten(),
+					Err(_) => None,
+				};
+				let created = created.unwrap_or_else(crate::unix_ms);
+				self.first_seen.lock().expect("not poisoned").insert(id, created);
 				log::info("duties", Some(id), format!("new lease from order {}", duty.lease.order));
 				entry
 			}
@@ -899,8 +969,9 @@ impl<E: Executor> Worker<E> {
 		entry.started.get_or_insert(self.instant());
 		entry.phase = Phase::Running;
 		self.journal.put(&entry).map_err(|e| e.to_string())?;
-		if let Some(seen) = self.first_seen.lock().expect("not poisoned").remove(&id) {
-			self.metrics.accepted_to_running.observe(seen.elapsed().as_secs_f64());
+		if let Some(created) = self.first_seen.lock().expect("not poisoned").remove(&id) {
+			let millis = crate::unix_ms().saturating_sub(created);
+			self.metrics.accepted_to_running.observe(millis as f64 / 1000.0);
 		}
 		log::info(
 			"executor",
@@ -1228,8 +1299,10 @@ impl<E: Executor> Worker<E> {
 		}
 	}
 
-	/// Bids on the orders the runtime says this key can serve, as the policy allows; retracts
-	/// bids on devices this machine no longer sees. `client` reads at a best block.
+	/// Retracts this key's standing bids that no longer fit (the policy, the devices this
+	/// machine sees, its scratch space), then bids on the orders the runtime says this key can
+	/// serve, as the policy allows (no new bids with bidding disabled). `client` reads at a best
+	/// block.
 	async fn bid_round(self: &Arc<Self>, client: &Client, block: u32) -> Result<(), String> {
 		let rpc = |e: stint_client::Error| e.to_string();
 		let duties = client.duties(&self.account).await.map_err(rpc)?;
@@ -1249,19 +1322,46 @@ impl<E: Executor> Worker<E> {
 			.map(|gpu| (gpu.0.uuid_hash, String::from_utf8_lossy(&gpu.0.model).into_owned()))
 			.collect();
 		let standing_bids = client.bids_of(&self.account).await.map_err(rpc)?;
+		let scratch_free_bytes = stint_probe::free_bytes(&self.config.worker.data_dir)?;
+		let mut retracted = HashSet::new();
 		for (order, bid) in &standing_bids {
-			if !bid.devices.0.iter().all(|device| self.gpus.sees(device)) {
-				let call = runtime::tx().market().retract_bid(*order);
-				let result = self.chain.submit(&call, &self.key, "retract").await;
-				let outcome = if result.is_ok() { "retracted" } else { "error" };
-				self.metrics.bids.with_label_values(&[outcome]).inc();
-				log::info(
+			// One order that cannot be read never stops the others; its bid stays.
+			let Ok(Some(record)) = client.order(*order).await else { continue };
+			let candidate = candidate(*order, &record, bid.devices.0.iter().copied(), &models);
+			let Some(why) = bidding::stale(
+				&self.config.bidding,
+				&candidate,
+				bid.price_per_block,
+				scratch_free_bytes,
+				|d| self.gpus.sees(d),
+			) else {
+				continue;
+			};
+			let call = runtime::tx().market().retract_bid(*order);
+			let result = self.chain.submit(&call, &self.key, "retract").await;
+			let outcome = if result.is_ok() { "retracted" } else { "error" };
+			self.metrics.bids.with_label_values(&[outcome]).inc();
+			match result {
+				Ok(_) => {
+					retracted.insert(*order);
+					log::info(
+						"bidding",
+						None,
+						format!("order {order}: bid retracted, it no longer fits ({why:?})"),
+					);
+				}
+				Err(e) => log::warn(
 					"bidding",
 					None,
-					format!("order {order}: bid retracted (devices not seen)"),
-				);
+					format!("order {order}: retracting a bid that no longer fits ({why:?}): {e}"),
+				),
 			}
 		}
+		if !self.config.bidding.enabled {
+			return Ok(());
+		}
+		let standing_bids: Vec<_> =
+			standing_bids.into_iter().filter(|(order, _)| !retracted.contains(order)).collect();
 		let bond = client.bond(&provider).await.map_err(rpc)?;
 		let pending = self.pending_bids.lock().expect("not poisoned").len();
 		let standing = bidding::Standing {
@@ -1274,7 +1374,7 @@ impl<E: Executor> Worker<E> {
 			free_bond: bond.map_or(0, |b| b.active.saturating_sub(b.locked)),
 			free_balance: client.free_balance(&provider).await.map_err(rpc)?,
 			costs: client.bid_costs().await.map_err(rpc)?,
-			scratch_free_bytes: stint_probe::free_bytes(&self.config.worker.data_dir)?,
+			scratch_free_bytes,
 		};
 		// Up to four pages a round, going on where the last round stopped and starting over
 		// once the end of the open orders is reached.
@@ -1308,17 +1408,7 @@ impl<E: Executor> Worker<E> {
 		for (order, offered) in candidates {
 			// One order that cannot be read never stops the others.
 			let Ok(Some(record)) = client.order(order).await else { continue };
-			described.push(bidding::Candidate {
-				order,
-				devices: offered
-					.iter()
-					.map(|d| (*d, models.get(d).cloned().unwrap_or_default()))
-					.collect(),
-				max_price_per_block: record.terms.max_price_per_block,
-				duration: record.terms.duration,
-				image: record.spec.0.image.to_vec(),
-				max_output_bytes: record.spec.0.max_output_bytes,
-			});
+			described.push(candidate(order, &record, offered.iter().copied(), &models));
 		}
 		let mut busy: bidding::Busy =
 			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
@@ -1540,6 +1630,14 @@ mod tests {
 		] {
 			assert!(!takes_new_work(&running), "{running:?}");
 		}
+	}
+
+	#[test]
+	fn gpus_off_only_on_development_and_local_chains() {
+		assert!(gpus_off_allowed("Development"));
+		assert!(gpus_off_allowed("Local"));
+		assert!(!gpus_off_allowed("Live"));
+		assert!(!gpus_off_allowed("Custom(\"x\")"));
 	}
 
 	#[test]

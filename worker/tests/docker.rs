@@ -109,6 +109,7 @@ async fn a_job_past_its_time_is_stopped_and_a_stopped_job_is_found_by_its_labels
 	// Starting again (a worker that crashed after creating it) finds the same container.
 	assert_eq!(docker.start(&job, &image).await.unwrap(), handle);
 	assert_eq!(docker.state(&handle).await.unwrap(), JobState::Running);
+	assert_isolated(&handle, &job);
 	let found = docker.list(&job.labels).await.unwrap();
 	assert_eq!(found.len(), 1);
 	assert_eq!((found[0].lease, found[0].handle.as_str()), (4, handle.as_str()));
@@ -182,4 +183,36 @@ async fn run_once_prints_a_receipt_that_commits_to_the_outputs_and_logs() {
 	let report = run_once(&docker, &timed).await.unwrap();
 	assert_eq!(report.stop_reason, StopReason::TimeLimit);
 	assert_ne!(report.exit_code, 0);
+}
+
+/// What the engine itself says of a job's container: every isolation setting took effect.
+fn assert_isolated(handle: &str, job: &JobRequest) {
+	let out = std::process::Command::new("docker").args(["inspect", handle]).output().unwrap();
+	assert!(out.status.success(), "docker inspect {handle}");
+	let inspected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+	let host = &inspected[0]["HostConfig"];
+	assert_eq!(host["NetworkMode"], "none");
+	assert_eq!(inspected[0]["Config"]["NetworkDisabled"], true);
+	assert_eq!(host["ReadonlyRootfs"], true);
+	assert_eq!(host["CapDrop"], serde_json::json!(["ALL"]));
+	assert_eq!(host["SecurityOpt"], serde_json::json!(["no-new-privileges"]));
+	assert_eq!(host["PidsLimit"], job.limits.pids);
+	assert_eq!(host["Memory"], job.memory_bytes);
+	assert_eq!(host["MemorySwap"], job.memory_bytes, "no swap beyond the memory");
+	assert_eq!(host["NanoCpus"], job.nano_cpus);
+	assert_eq!(host["RestartPolicy"]["Name"], "no");
+	assert_eq!(host["AutoRemove"], false, "an exit code outlives the job");
+	assert_eq!(host["LogConfig"]["Type"], "json-file");
+	assert_eq!(host["LogConfig"]["Config"]["max-size"], job.limits.log_bytes.to_string());
+	let tmp = host["Tmpfs"]["/tmp"].as_str().unwrap();
+	assert!(tmp.contains(&format!("size={}m", job.limits.tmp_mib)), "{tmp}");
+	let binds: Vec<&str> =
+		host["Binds"].as_array().unwrap().iter().map(|b| b.as_str().unwrap()).collect();
+	assert!(binds.iter().any(|b| b.ends_with(":/inputs:ro")), "{binds:?}");
+	assert!(binds.iter().any(|b| b.ends_with(":/outputs:rw")), "{binds:?}");
+	assert_eq!(binds.len(), 2, "nothing else of the host: {binds:?}");
+	assert!(host["DeviceRequests"].is_null(), "no GPU asked for, none given");
+	for (key, value) in &job.labels {
+		assert_eq!(inspected[0]["Config"]["Labels"][key], value.as_str());
+	}
 }

@@ -2,7 +2,8 @@
 //! with `//Eve//stash`) bids, the order is accepted without anyone's transaction, the worker
 //! acknowledges, runs the job in Docker, and submits the result signed by its key; Alice fetches
 //! the outputs with the CLI, which checks them against the chain. Then crash safety: a worker
-//! killed right after signing its result, or right after sending it, sends it exactly once. An
+//! killed right after signing its result, or right after sending it, sends it exactly once (and
+//! one whose signed result expired while it was down signs it again around the same report). An
 //! order at fault (its image exists nowhere) is acknowledged and failed with the reserved code.
 
 mod common;
@@ -138,7 +139,14 @@ async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Res
 	let dir = tempfile::tempdir()?;
 	let config = write_config(dir.path(), &url, &Setup::default())?;
 	let client = Client::connect(&url).await?;
-	for point in ["after-sign-report-final", "after-sign-final", "after-broadcast-final"] {
+	// The last: the signed result's era runs out while the worker is down.
+	let points = [
+		("after-sign-report-final", false),
+		("after-sign-final", false),
+		("after-broadcast-final", false),
+		("after-sign-final", true),
+	];
+	for (point, expire) in points {
 		let mut crashing = Worker::start(&config, Some(point))?;
 		let command = ["/job", "write", "out.txt", point];
 		let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
@@ -147,6 +155,15 @@ async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Res
 		let crashed_log = crashing.log();
 		assert!(crashed_log.contains(&format!("crashing at {point}")), "{crashed_log}");
 		let before = crashing.export()?;
+		if expire {
+			let lease = lease_of(&client, order, WAIT, &crashing).await?;
+			let until = journal_entry(&before, lease)["extrinsics"]["final"]["valid_until"]
+				.as_u64()
+				.context("the signed result's era is journaled")?;
+			while client.best_number().await? < until {
+				tokio::time::sleep(Duration::from_millis(250)).await;
+			}
+		}
 		drop(crashing);
 
 		let worker = Worker::start(&config, None)?;
@@ -168,7 +185,11 @@ async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Res
 		// second one.
 		let logs = format!("{crashed_log}{restarted_log}");
 		let hash_before = &before["extrinsics"]["final"]["hash"];
-		if !hash_before.is_null() {
+		if expire {
+			// Past its era: signed again, around the same report.
+			assert_ne!(&after["extrinsics"]["final"]["hash"], hash_before, "{point}:\n{logs}");
+			assert!(restarted_log.contains("signing again"), "{restarted_log}");
+		} else if !hash_before.is_null() {
 			assert_eq!(&after["extrinsics"]["final"]["hash"], hash_before, "{point}:\n{logs}");
 		}
 		let sent = logs.matches(&format!("lease={lease}: final in a block")).count();

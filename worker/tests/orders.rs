@@ -14,21 +14,12 @@ use std::{process::Command, time::Duration};
 
 use anyhow::{bail, Context, Result};
 use common::chain::{
-	journal_entry, lease_result, post_order, stop, write_config, Order, Setup, Worker,
+	dev_node, journal_entry, lease_result, post_order, stop, write_config, Order, Setup, Worker,
 };
-use stint_client::{Client, LeaseStatus};
-use stint_e2e::TestNode;
+use stint_client::LeaseStatus;
 use stint_primitives::{blake2_256, output_root, OutputFile, ReservedExit};
 
 const WAIT: Duration = Duration::from_secs(120);
-
-async fn node() -> Result<(TestNode, Client)> {
-	assert!(common::docker_available(), "these tests need a Docker engine");
-	let node = TestNode::dev()?;
-	node.wait_for_rpc(Duration::from_secs(90))?;
-	let client = common::chain::connect(&node.ws_url()).await?;
-	Ok((node, client))
-}
 
 /// Serves `body` at `http://127.0.0.1:<port>/data` to every request, from a thread; the URI.
 fn serve(body: &'static [u8]) -> Result<String> {
@@ -45,7 +36,7 @@ fn serve(body: &'static [u8]) -> Result<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_orders_inputs_are_fetched_checked_and_read_only_and_a_wrong_one_fails_the_order(
 ) -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
 	let setup = Setup { allow_private_inputs: true, ..Setup::default() };
@@ -85,7 +76,7 @@ async fn an_orders_inputs_are_fetched_checked_and_read_only_and_a_wrong_one_fail
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_whose_outputs_outgrow_the_order_is_stopped_and_its_result_sent() -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
 	let config = write_config(dir.path(), &url, &Setup::default())?;
@@ -108,7 +99,7 @@ async fn a_job_whose_outputs_outgrow_the_order_is_stopped_and_its_result_sent() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_journal_moved_to_a_fresh_data_directory_sends_the_result_it_signed_once() -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let old = tempfile::tempdir()?;
 	let config = write_config(old.path(), &url, &Setup::default())?;

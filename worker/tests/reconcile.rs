@@ -1,8 +1,8 @@
 //! The worker keeps its leases right whatever happens around it, on dev nodes: a lease made while
 //! it was down is acknowledged and run; a buyer's close stops the job within a block or two; a
 //! worker killed while its job runs finds the job again and commits it; a node that stops
-//! answering for a while is survived; with no node left the worker exits for its supervisor; a
-//! lease this journal never saw is left alone unless adopted, and adopted only with its outputs.
+//! answering for a while, or restarting, is survived; with no node left the worker exits for its
+//! supervisor; a lease this journal never saw is left alone unless adopted, and adopted only with its outputs.
 
 mod common;
 
@@ -10,21 +10,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use common::chain::{
-	container_state, lease_of, live, post_order, remove_containers, stint, wait_lease,
+	container_state, dev_node, lease_of, live, post_order, remove_containers, stint, wait_lease,
 	write_config, Order, Setup, Worker,
 };
 use stint_client::{Client, LeaseStatus};
-use stint_e2e::TestNode;
 
 const WAIT: Duration = Duration::from_secs(120);
-
-async fn node() -> Result<(TestNode, Client)> {
-	assert!(common::docker_available(), "these tests need a Docker engine");
-	let node = TestNode::dev()?;
-	node.wait_for_rpc(Duration::from_secs(90))?;
-	let client = common::chain::connect(&node.ws_url()).await?;
-	Ok((node, client))
-}
 
 async fn wait_container(instance: &str, lease: u64, state: &str, worker: &Worker) -> Result<()> {
 	let deadline = Instant::now() + WAIT;
@@ -43,7 +34,7 @@ async fn wait_container(instance: &str, lease: u64, state: &str, worker: &Worker
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lease_made_while_the_worker_was_down_is_acknowledged_and_run() -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
 	let config = write_config(dir.path(), &url, &Setup::default())?;
@@ -67,7 +58,7 @@ async fn a_lease_made_while_the_worker_was_down_is_acknowledged_and_run() -> Res
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_buyers_close_stops_the_job_within_a_block_or_two() -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
 	let config = write_config(dir.path(), &url, &Setup::default())?;
@@ -96,7 +87,7 @@ async fn a_buyers_close_stops_the_job_within_a_block_or_two() -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_killed_while_its_job_runs_finds_the_job_again_and_commits_it() -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
 	let config = write_config(dir.path(), &url, &Setup::default())?;
@@ -129,7 +120,7 @@ async fn a_worker_killed_while_its_job_runs_finds_the_job_again_and_commits_it()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lease_acknowledged_by_another_journal_is_left_alone_until_adopted() -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let (first, second) = (tempfile::tempdir()?, tempfile::tempdir()?);
 	let config = write_config(first.path(), &url, &Setup::default())?;
@@ -176,7 +167,7 @@ async fn a_lease_acknowledged_by_another_journal_is_left_alone_until_adopted() -
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_worker() -> Result<()>
 {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
 	let setup = Setup { stall_secs: 2, ..Setup::default() };
@@ -197,6 +188,18 @@ async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_wor
 	let log = worker.log();
 	assert!(log.contains("the node does not answer"), "{log}");
 	// The job was never touched while the chain could not be read.
+	assert!(!log.contains("vanished") && !log.contains("stopping the job"), "{log}");
+
+	// The node restarts (killed, down 3 s, started again on its database) under a running job.
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+	node.restart(Duration::from_secs(3))?;
+	node.wait_for_rpc(Duration::from_secs(60))?;
+	let client = common::chain::connect(&url).await?;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	let log = worker.log();
 	assert!(!log.contains("vanished") && !log.contains("stopping the job"), "{log}");
 
 	// Without any node, the worker gives up after its reconnections, non-zero.
@@ -235,7 +238,7 @@ async fn set_checkpoint_interval(client: &Client, blocks: u32) -> Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_open_ended_lease_is_checkpointed_paused_when_suspended_and_resumed_by_a_top_up(
 ) -> Result<()> {
-	let (node, client) = node().await?;
+	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	set_checkpoint_interval(&client, 8).await?;
 	let dir = tempfile::tempdir()?;

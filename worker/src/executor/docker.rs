@@ -376,3 +376,58 @@ impl Executor for Docker {
 		Ok(found)
 	}
 }
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::{commit::LeaseDirs, config::Limits, once::JobFile};
+
+	fn job(gpu_uuids: Vec<String>) -> JobRequest {
+		let spec = JobFile {
+			image: format!("stint/job@sha256:{}", "a".repeat(64)),
+			command: vec!["/job".into()],
+			env: Default::default(),
+			max_output_bytes: 1 << 20,
+			timeout_secs: 60,
+			gpus: gpu_uuids.clone(),
+			out: "/tmp/out".into(),
+			program: None,
+		}
+		.spec()
+		.unwrap();
+		JobRequest {
+			lease: 1,
+			spec,
+			devices: vec![],
+			gpu_uuids,
+			dirs: LeaseDirs { root: "/tmp/lease".into() },
+			nano_cpus: 0,
+			memory_bytes: 0,
+			limits: Limits::default(),
+			labels: HashMap::new(),
+		}
+	}
+
+	/// The leased GPUs by UUID, with the capabilities CUDA jobs need, and never a count beside
+	/// the ids (the engine would refuse both, or give GPUs that were not leased).
+	#[test]
+	fn leased_gpus_are_asked_for_by_uuid_and_nothing_else() {
+		let uuids = vec!["GPU-a".to_string(), "GPU-b".to_string()];
+		let body = container_body(&job(uuids.clone()), "sha256:x");
+		let host = body.host_config.unwrap();
+		let requests = host.device_requests.unwrap();
+		assert_eq!(requests.len(), 1);
+		let request = &requests[0];
+		assert_eq!(request.driver.as_deref(), Some("nvidia"));
+		assert_eq!(request.device_ids.as_ref(), Some(&uuids));
+		assert_eq!(request.count, None);
+		assert_eq!(
+			request.capabilities,
+			Some(vec![vec!["gpu".to_string(), "compute".to_string(), "utility".to_string()]])
+		);
+		let none = container_body(&job(vec![]), "sha256:x").host_config.unwrap();
+		assert!(none.device_requests.is_none());
+		// Memory and CPUs left to the host only when the lease sets no share.
+		assert_eq!((none.memory, none.memory_swap, none.nano_cpus), (None, None, None));
+	}
+}

@@ -163,7 +163,7 @@ impl Executor for Native {
 			.arg("sh")
 			.arg("-c")
 			.arg(
-				"echo $$ > \"$STATE/pid\"; prlimit --nproc=\"$NPROC\" ${MEM:+--as=$MEM} -- \"$@\" \
+				"echo $$ > \"$STATE/pid\"; prlimit --nproc=\"$NPROC\" ${MEM:+\"$MEM\"} -- \"$@\" \
 				 > \"$STATE/stdout\" 2> \"$STATE/stderr\" < /dev/null; echo $? > \"$STATE/exit.tmp\" \
 				 && mv \"$STATE/exit.tmp\" \"$STATE/exit\"",
 			)
@@ -183,7 +183,12 @@ impl Executor for Native {
 			.stdout(Stdio::null())
 			.stderr(Stdio::null());
 		if job.memory_bytes > 0 {
-			command.env("MEM", job.memory_bytes.to_string());
+			command.env("MEM", memory_limit(job.memory_bytes, !job.gpu_uuids.is_empty()));
+		}
+		// Where the driver's libraries are found through the worker's own library path (a
+		// driver installed outside the loader's cache), the job needs the same path.
+		if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
+			command.env("LD_LIBRARY_PATH", path);
 		}
 		for var in job.spec.env.iter() {
 			command.env(
@@ -350,5 +355,28 @@ impl Executor for Native {
 			found.push(FoundJob { lease, handle, state, outputs: None });
 		}
 		Ok(found)
+	}
+}
+
+/// The `prlimit` option that caps a job's memory. CPU jobs get an address-space limit. A CUDA
+/// context reserves far more address space than it uses (unified addressing maps every GPU's
+/// memory and the host's), so under such a limit a GPU job could not start CUDA at all: GPU
+/// jobs get a data-segment limit instead, which counts the private writable memory they
+/// really take (heap and anonymous mappings), not reservations.
+fn memory_limit(bytes: i64, gpus: bool) -> String {
+	match gpus {
+		false => format!("--as={bytes}"),
+		true => format!("--data={bytes}"),
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::memory_limit;
+
+	#[test]
+	fn gpu_jobs_are_capped_by_data_not_by_address_space() {
+		assert_eq!(memory_limit(1 << 30, false), "--as=1073741824");
+		assert_eq!(memory_limit(1 << 30, true), "--data=1073741824");
 	}
 }

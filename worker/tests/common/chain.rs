@@ -26,6 +26,16 @@ pub async fn connect(url: &str) -> Result<Client> {
 	}
 }
 
+/// A dev node of its own (development sealing, final at once) and a client on it, for a test
+/// that runs Docker jobs.
+pub async fn dev_node() -> Result<(stint_e2e::TestNode, Client)> {
+	assert!(super::docker_available(), "these tests need a Docker engine");
+	let node = stint_e2e::TestNode::dev()?;
+	node.wait_for_rpc(Duration::from_secs(90))?;
+	let client = connect(&node.ws_url()).await?;
+	Ok((node, client))
+}
+
 /// Eve's worker, started as `stint-worker run`.
 pub struct Worker {
 	pub child: Child,
