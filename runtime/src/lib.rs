@@ -60,13 +60,31 @@ impl_opaque_keys! {
 }
 
 /// The runtime's version. Bump `spec_version` with every change to the runtime's logic and
-/// `transaction_version` with every change to call or extension encoding.
+/// `transaction_version` with every change to call or extension encoding, and the `next-spec`
+/// version below with it.
+#[cfg(not(feature = "next-spec"))]
 #[sp_version::runtime_version]
 pub const VERSION: RuntimeVersion = RuntimeVersion {
 	spec_name: Cow::Borrowed("stint"),
 	impl_name: Cow::Borrowed("stint-node"),
 	authoring_version: 1,
 	spec_version: 104,
+	impl_version: 1,
+	apis: apis::RUNTIME_API_VERSIONS,
+	transaction_version: 3,
+	system_version: 1,
+};
+
+/// The same runtime one spec version on (the `next-spec` feature): built only by `runtime/next`,
+/// as the target of the tests' real runtime upgrades (`System::set_code` on a dev chain). Its
+/// `spec_version` is always the one above plus one (the macro needs literals).
+#[cfg(feature = "next-spec")]
+#[sp_version::runtime_version]
+pub const VERSION: RuntimeVersion = RuntimeVersion {
+	spec_name: Cow::Borrowed("stint"),
+	impl_name: Cow::Borrowed("stint-node"),
+	authoring_version: 1,
+	spec_version: 105,
 	impl_version: 1,
 	apis: apis::RUNTIME_API_VERSIONS,
 	transaction_version: 3,

@@ -67,6 +67,9 @@ pub enum Skip {
 	DepositShort,
 	/// A device offered is already in a live lease or another standing bid.
 	DeviceBusy,
+	/// The executor does not answer (the Docker engine is down): a lease won now could not be
+	/// acknowledged, and a provider that does not show is slashed.
+	ExecutorDown,
 }
 
 /// `candidate` with each busy device it offers swapped for a free device of this machine of

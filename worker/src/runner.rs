@@ -112,6 +112,8 @@ pub struct Worker<E: Executor> {
 	/// The runtime's spec version last checked, and whether the calls this worker uses still
 	/// match it: after an upgrade that changed them it takes no new work.
 	compatibility: Mutex<(u32, bool)>,
+	/// The executor did not answer at the last bidding round (said once, until it answers).
+	executor_down: AtomicBool,
 }
 
 /// Removes a lease from the in-flight set when its action ends.
@@ -175,6 +177,7 @@ impl<E: Executor> Worker<E> {
 			first_seen: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
 			compatibility: Mutex::new((0, false)),
+			executor_down: AtomicBool::new(false),
 		}))
 	}
 
@@ -1292,6 +1295,33 @@ impl<E: Executor> Worker<E> {
 		Ok(())
 	}
 
+	/// Whether the executor could start a job now. Going down raises an alert (and counts an
+	/// executor error) once, coming back is said once: the rounds in between stay quiet.
+	async fn executor_ready(&self) -> bool {
+		match self.executor.ready().await {
+			Ok(()) => {
+				if self.executor_down.swap(false, Ordering::SeqCst) {
+					log::info("executor", None, "the executor answers again: bidding again");
+				}
+				true
+			}
+			Err(why) => {
+				if !self.executor_down.swap(true, Ordering::SeqCst) {
+					self.metrics.errors.with_label_values(&["executor"]).inc();
+					log::alert(
+						"executor",
+						None,
+						format!(
+							"{why}: no new bids, standing bids retracted, until it answers (a \
+							 lease won now could not be acknowledged)"
+						),
+					);
+				}
+				false
+			}
+		}
+	}
+
 	async fn settle(self: &Arc<Self>, lease: LeaseId, stream: u64) {
 		let call = runtime::tx().streams().settle(stream);
 		if let Err(why) = self.chain.submit(&call, &self.key, "settle").await {
@@ -1323,18 +1353,23 @@ impl<E: Executor> Worker<E> {
 			.collect();
 		let standing_bids = client.bids_of(&self.account).await.map_err(rpc)?;
 		let scratch_free_bytes = stint_probe::free_bytes(&self.config.worker.data_dir)?;
+		let executor_ready = self.executor_ready().await;
 		let mut retracted = HashSet::new();
 		for (order, bid) in &standing_bids {
 			// One order that cannot be read never stops the others; its bid stays.
 			let Ok(Some(record)) = client.order(*order).await else { continue };
 			let candidate = candidate(*order, &record, bid.devices.0.iter().copied(), &models);
-			let Some(why) = bidding::stale(
-				&self.config.bidding,
-				&candidate,
-				bid.price_per_block,
-				scratch_free_bytes,
-				|d| self.gpus.sees(d),
-			) else {
+			let why = match executor_ready {
+				false => Some(bidding::Skip::ExecutorDown),
+				true => bidding::stale(
+					&self.config.bidding,
+					&candidate,
+					bid.price_per_block,
+					scratch_free_bytes,
+					|d| self.gpus.sees(d),
+				),
+			};
+			let Some(why) = why else {
 				continue;
 			};
 			let call = runtime::tx().market().retract_bid(*order);
@@ -1357,7 +1392,7 @@ impl<E: Executor> Worker<E> {
 				),
 			}
 		}
-		if !self.config.bidding.enabled {
+		if !self.config.bidding.enabled || !executor_ready {
 			return Ok(());
 		}
 		let standing_bids: Vec<_> =

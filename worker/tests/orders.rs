@@ -6,15 +6,21 @@
 //!   sent, the receipt saying why;
 //! - a worker killed after signing its result, whose journal is exported and imported into a
 //!   fresh data directory (`stint-worker journal export | import`), sends that signed result from
-//!   there, once.
+//!   there, once;
+//! - a worker whose Docker engine stops answering retracts its standing bids and bids on nothing
+//!   new (a lease it won could not be acknowledged), and bids and runs jobs again once it answers.
 
 mod common;
 
 use std::{process::Command, time::Duration};
 
 use anyhow::{bail, Context, Result};
-use common::chain::{
-	dev_node, journal_entry, lease_result, post_order, stop, write_config, Order, Setup, Worker,
+use common::{
+	chain::{
+		dev_node, journal_entry, lease_result, metrics_with, post_order, stop, write_config, Order,
+		Setup, Worker,
+	},
+	DockerSocket,
 };
 use stint_client::LeaseStatus;
 use stint_primitives::{blake2_256, output_root, OutputFile, ReservedExit};
@@ -152,5 +158,44 @@ async fn a_journal_moved_to_a_fresh_data_directory_sends_the_result_it_signed_on
 	let sent = logs.matches(&format!("lease={lease}: final in a block")).count();
 	let refused = logs.matches(&format!("lease={lease}: final refused")).count();
 	assert!(sent <= 1 && refused == 0, "{sent} sent, {refused} refused:\n{logs}");
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_whose_docker_engine_stops_answering_bids_on_nothing_until_it_answers_again(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let docker = DockerSocket::start(dir.path());
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker =
+		Worker::start_with_env(&config, None, &[], &[("DOCKER_HOST", docker.host().as_str())])?;
+	worker.wait_log("compatible", WAIT).await?;
+	// Bid windows of 40 blocks: a bid stands for a while before its order becomes a lease.
+	let command = ["/job", "write", "back.txt", "up"];
+	let order = Order { command: &command, bid_window: 40, ..Order::default() };
+	let first = post_order(dir.path(), &url, &order)?;
+	worker.wait_log(&format!("order {first}: bid "), WAIT).await?;
+
+	docker.down();
+	worker.wait_log(&format!("order {first}: bid retracted"), WAIT).await?;
+	assert!(client.bids(first).await?.is_empty(), "{}", worker.log());
+	let second = post_order(dir.path(), &url, &order)?;
+	let posted = client.best_number().await?;
+	while client.best_number().await? < posted + 8 {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+	assert!(client.bids(second).await?.is_empty(), "{}", worker.log());
+	let log = worker.log();
+	assert!(log.contains("the Docker engine does not answer"), "{log}");
+	assert_eq!(log.matches("no new bids, standing bids retracted").count(), 1, "said once: {log}");
+	metrics_with(&config, &["stint_worker_errors_total{component=\"executor\"} 1"])?;
+
+	docker.up();
+	worker.wait_log("the executor answers again", WAIT).await?;
+	let (_, record) = lease_result(&client, second, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	stop(worker)?;
 	Ok(())
 }

@@ -2,16 +2,17 @@
 //! it was down is acknowledged and run; a buyer's close stops the job within a block or two; a
 //! worker killed while its job runs finds the job again and commits it; a node that stops
 //! answering for a while, or restarting, is survived; with no node left the worker exits for its
-//! supervisor; a lease this journal never saw is left alone unless adopted, and adopted only with its outputs.
+//! supervisor; a lease this journal never saw is left alone unless adopted, and adopted only with its outputs;
+//! a real runtime upgrade that renames a call the worker uses stops its new work, not its running job.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use common::chain::{
-	container_state, dev_node, lease_of, live, post_order, remove_containers, stint, wait_lease,
-	write_config, Order, Setup, Worker,
+	container_state, dev_node, lease_of, live, metrics_with, post_order, remove_containers, stint,
+	wait_lease, write_config, Order, Setup, Worker,
 };
 use stint_client::{Client, LeaseStatus};
 
@@ -170,7 +171,9 @@ async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_wor
 	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
-	let setup = Setup { stall_secs: 2, ..Setup::default() };
+	// The first URL has no node: the worker fails over to the second, at start and after each
+	// reconnection.
+	let setup = Setup { stall_secs: 2, dead_url_first: true, ..Setup::default() };
 	let config = write_config(dir.path(), &url, &setup)?;
 	let mut worker = Worker::start(&config, None)?;
 	let instance = worker.instance().await?;
@@ -187,6 +190,7 @@ async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_wor
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 	let log = worker.log();
 	assert!(log.contains("the node does not answer"), "{log}");
+	assert!(log.contains(&format!("connected to {url}")), "{log}");
 	// The job was never touched while the chain could not be read.
 	assert!(!log.contains("vanished") && !log.contains("stopping the job"), "{log}");
 
@@ -259,6 +263,8 @@ async fn an_open_ended_lease_is_checkpointed_paused_when_suspended_and_resumed_b
 			.await?;
 	assert!(record.checkpoints >= 1, "no checkpoint before the escrow ran dry");
 	wait_container(&instance, lease, "paused", &worker).await?;
+	// The worker settled the stream as it ran (`settle_every = 5` blocks).
+	metrics_with(&config, &["stint_worker_submissions_total{kind=\"settle\",result=\"ok\"}"])?;
 
 	// A top-up resumes the lease, and the worker unpauses the job.
 	stint(&url, "//Alice", &["stream", "top-up", &record.stream.to_string(), "1000"])?;
@@ -273,6 +279,98 @@ async fn an_open_ended_lease_is_checkpointed_paused_when_suspended_and_resumed_b
 	let log = worker.log();
 	assert!(log.contains(&format!("lease={lease}: checkpoint/1 in a block")), "{log}");
 	assert!(!log.contains("refused"), "{log}");
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
+
+/// The next spec version of the runtime (`runtime/next`: the real runtime, built with
+/// `next-spec`), with `Market.place_bid` renamed in its metadata: what an upgrade that changed a
+/// call the worker uses looks like to it. Only the name in the metadata changes (the bytes of a
+/// string of the same length), so the chain itself goes on as before.
+fn next_runtime_renaming_place_bid() -> Result<Vec<u8>> {
+	use sp_maybe_compressed_blob::{compress_weakly, decompress, CODE_BLOB_BOMB_LIMIT};
+	let Some(wasm) = stint_runtime_next::WASM_BINARY else {
+		bail!("runtime/next was built without its wasm (SKIP_WASM_BUILD)");
+	};
+	let mut code = decompress(wasm, CODE_BLOB_BOMB_LIMIT)?.into_owned();
+	let (from, to) = (b"place_bid", b"place_bix");
+	let mut renamed = 0;
+	for at in 0..code.len() - from.len() {
+		if &code[at..at + from.len()] == from {
+			code[at..at + from.len()].copy_from_slice(to);
+			renamed += 1;
+		}
+	}
+	assert!(renamed > 0, "no \"place_bid\" in the runtime's wasm");
+	compress_weakly(&code, CODE_BLOB_BOMB_LIMIT).context("compressing the runtime")
+}
+
+/// Root upgrades the runtime to `code` (`System::set_code`) and waits until the chain runs it;
+/// the new spec version.
+async fn upgrade_runtime(client: &Client, code: Vec<u8>) -> Result<u32> {
+	use stint_client::runtime::{
+		self,
+		runtime_types::{frame_system::pallet::Call as SystemCall, stint_runtime::RuntimeCall},
+	};
+	let (before, _) = client.worker_compatibility().await?;
+	let call = RuntimeCall::System(SystemCall::set_code { code });
+	let alice = stint_client::keypair("//Alice")?;
+	client
+		.submit(&runtime::tx().sudo().sudo(call), &alice, stint_client::Wait::Finalized, |_| {})
+		.await?;
+	let deadline = Instant::now() + Duration::from_secs(30);
+	loop {
+		let (spec, _) = client.worker_compatibility().await?;
+		if spec != before {
+			assert_eq!(
+				spec,
+				before + 1,
+				"runtime/src/lib.rs: the next-spec VERSION must be the spec version plus one"
+			);
+			return Ok(spec);
+		}
+		if Instant::now() > deadline {
+			bail!("the chain still runs spec version {before} after set_code");
+		}
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_an_upgrade_that_renames_a_call_it_uses_the_worker_runs_its_job_and_bids_no_more(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	worker.wait_log("compatible", WAIT).await?;
+	let command = ["/job", "sleep", "10", "write", "upgraded.txt", "done"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+
+	let spec = upgrade_runtime(&client, next_runtime_renaming_place_bid()?).await?;
+	let (_, incompatible) = client.worker_compatibility().await?;
+	assert!(incompatible.iter().any(|c| c.starts_with("Market.place_bid")), "{incompatible:?}");
+	worker
+		.wait_log(&format!("runtime spec version {spec} changed calls this worker uses"), WAIT)
+		.await?;
+	// The running job goes on under the new runtime: its result is signed and included.
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+
+	// A new order gets no bid from this worker: its bid window (8 blocks) passes twice over.
+	let order = post_order(dir.path(), &url, &Order::default())?;
+	let posted = client.best_number().await?;
+	while client.best_number().await? < posted + 16 {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+	assert!(client.bids(order).await?.is_empty(), "{}", worker.log());
+	assert!(!worker.log().contains(&format!("order {order}: bid")), "{}", worker.log());
+	metrics_with(&config, &["stint_worker_errors_total{component=\"upgrade\"} 1"])?;
 	drop(worker);
 	remove_containers(&instance);
 	Ok(())

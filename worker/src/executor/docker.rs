@@ -231,6 +231,14 @@ impl Executor for Docker {
 		}
 	}
 
+	async fn ready(&self) -> Result<(), String> {
+		match tokio::time::timeout(std::time::Duration::from_secs(5), self.engine.ping()).await {
+			Ok(Ok(_)) => Ok(()),
+			Ok(Err(e)) => Err(format!("the Docker engine does not answer: {e}")),
+			Err(_) => Err("the Docker engine does not answer within 5 s".into()),
+		}
+	}
+
 	async fn resolve(&self, image: &[u8]) -> Result<String, PrepareError> {
 		let (name, digest) = split_pinned(image).ok_or_else(|| {
 			PrepareError::Order(ReservedExit::ImageUnavailable, "the image is not pinned".into())

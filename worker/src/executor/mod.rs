@@ -84,6 +84,10 @@ pub trait Executor: Send + Sync + 'static {
 	/// Whether leased GPUs can be passed to jobs (Docker: the engine has the NVIDIA runtime).
 	fn gpus_supported(&self) -> impl Future<Output = bool> + Send;
 
+	/// Whether a new job could be started now (Docker: the engine answers); why not. The worker
+	/// bids only while it is, and retracts its standing bids when it is not.
+	fn ready(&self) -> impl Future<Output = Result<(), String>> + Send;
+
 	/// Finds the image (or program) `image` (`name@sha256:<digest>`) pins, fetching it if
 	/// needed; returns what [`Executor::start`] runs.
 	fn resolve(&self, image: &[u8]) -> impl Future<Output = Result<String, PrepareError>> + Send;

@@ -107,6 +107,11 @@ impl Executor for Native {
 		true
 	}
 
+	/// Programs are checked per job (by their sha256); there is no engine to be down.
+	async fn ready(&self) -> Result<(), String> {
+		Ok(())
+	}
+
 	async fn resolve(&self, image: &[u8]) -> Result<String, PrepareError> {
 		let unavailable = |why: String| PrepareError::Order(ReservedExit::ImageUnavailable, why);
 		let (name, digest) =

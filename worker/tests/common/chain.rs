@@ -50,12 +50,23 @@ impl Worker {
 
 	/// Started with more arguments to `run` (`--adopt <lease>`).
 	pub fn start_with(config: &Path, crash_at: Option<&str>, args: &[&str]) -> Result<Self> {
+		Self::start_with_env(config, crash_at, args, &[])
+	}
+
+	/// Started with more arguments and environment variables (`DOCKER_HOST`).
+	pub fn start_with_env(
+		config: &Path,
+		crash_at: Option<&str>,
+		args: &[&str],
+		env: &[(&str, &str)],
+	) -> Result<Self> {
 		let log = config.with_extension(format!("{}.log", stint_worker::unix_ms()));
 		let mut command = Command::new(env!("CARGO_BIN_EXE_stint-worker"));
 		command
 			.args(["run", "--config"])
 			.arg(config)
 			.args(args)
+			.envs(env.iter().copied())
 			.stdout(Stdio::null())
 			.stderr(std::fs::File::create(&log)?);
 		if let Some(point) = crash_at {
@@ -170,6 +181,8 @@ pub struct Setup {
 	pub max_failures: u32,
 	/// Lets orders' inputs come from loopback (the tests serve them there).
 	pub allow_private_inputs: bool,
+	/// A URL where no node listens comes first in `[chain] urls`: the worker fails over.
+	pub dead_url_first: bool,
 }
 
 impl Default for Setup {
@@ -180,6 +193,7 @@ impl Default for Setup {
 			stall_secs: 30,
 			max_failures: 3,
 			allow_private_inputs: false,
+			dead_url_first: false,
 		}
 	}
 }
@@ -188,10 +202,14 @@ impl Default for Setup {
 pub fn write_config(dir: &Path, url: &str, setup: &Setup) -> Result<PathBuf> {
 	let path = dir.join("worker.toml");
 	let api_port = if setup.api_port == 0 { free_port()? } else { setup.api_port };
+	let urls = match setup.dead_url_first {
+		true => format!("\"ws://127.0.0.1:{}\", \"{url}\"", free_port()?),
+		false => format!("\"{url}\""),
+	};
 	let config = format!(
 		r#"
 [chain]
-urls = ["{url}"]
+urls = [{urls}]
 stall_secs = {stall}
 max_failures = {failures}
 
@@ -290,6 +308,7 @@ pub struct Order<'a> {
 	/// Each input's URI and the blake2-256 of its content.
 	pub inputs: &'a [(&'a str, [u8; 32])],
 	pub max_output_bytes: u64,
+	pub bid_window: u32,
 }
 
 impl Default for Order<'_> {
@@ -302,6 +321,7 @@ impl Default for Order<'_> {
 			deposit: "10",
 			inputs: &[],
 			max_output_bytes: 1 << 20,
+			bid_window: 8,
 		}
 	}
 }
@@ -330,7 +350,7 @@ region = "DE"
 [terms]
 max_price_per_block = "{price}"
 {duration}
-bid_window_blocks = 8
+bid_window_blocks = {bid_window}
 auto_accept = true
 deposit = "{deposit}"
 "#,
@@ -340,6 +360,7 @@ deposit = "{deposit}"
 		deposit = order.deposit,
 		inputs = inputs.join(", "),
 		max_output_bytes = order.max_output_bytes,
+		bid_window = order.bid_window,
 	);
 	let file = dir.join(format!("job-{}.toml", stint_worker::unix_ms()));
 	std::fs::write(&file, job)?;

@@ -66,3 +66,64 @@ pub fn job_program(dir: &Path) -> (std::path::PathBuf, String) {
 	let sha256 = stint_worker::executor::native::sha256_file(&path).unwrap();
 	(path, sha256)
 }
+
+/// A Docker socket that can go down and come back: a Unix socket in front of the real engine's
+/// (`/var/run/docker.sock`), forwarding while up; while down it closes every connection, open
+/// or new, as a dead engine would. A worker reaches it through `DOCKER_HOST`.
+pub struct DockerSocket {
+	pub path: std::path::PathBuf,
+	up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+	open: std::sync::Arc<std::sync::Mutex<Vec<std::os::unix::net::UnixStream>>>,
+}
+
+impl DockerSocket {
+	pub fn start(dir: &Path) -> Self {
+		use std::{
+			os::unix::net::{UnixListener, UnixStream},
+			sync::{atomic::Ordering, Arc},
+		};
+		let path = dir.join("docker.sock");
+		let listener = UnixListener::bind(&path).expect("a socket in the test's folder");
+		let socket = Self { path, up: Arc::new(true.into()), open: Arc::default() };
+		let (up, open) = (socket.up.clone(), socket.open.clone());
+		std::thread::spawn(move || {
+			for client in listener.incoming().flatten() {
+				// Under the lock `down` takes: no connection slips past it still forwarding.
+				let mut open = open.lock().unwrap();
+				if !up.load(Ordering::SeqCst) {
+					continue;
+				}
+				let Ok(engine) = UnixStream::connect("/var/run/docker.sock") else { continue };
+				for (mut from, mut to) in [
+					(client.try_clone().unwrap(), engine.try_clone().unwrap()),
+					(engine.try_clone().unwrap(), client.try_clone().unwrap()),
+				] {
+					std::thread::spawn(move || {
+						let _ = std::io::copy(&mut from, &mut to);
+						let _ = to.shutdown(std::net::Shutdown::Write);
+					});
+				}
+				open.extend([client, engine]);
+			}
+		});
+		socket
+	}
+
+	/// `DOCKER_HOST` for it.
+	pub fn host(&self) -> String {
+		format!("unix://{}", self.path.display())
+	}
+
+	/// The engine stops answering: open connections are cut, new ones closed at once.
+	pub fn down(&self) {
+		let mut open = self.open.lock().unwrap();
+		self.up.store(false, std::sync::atomic::Ordering::SeqCst);
+		for stream in open.drain(..) {
+			let _ = stream.shutdown(std::net::Shutdown::Both);
+		}
+	}
+
+	pub fn up(&self) {
+		self.up.store(true, std::sync::atomic::Ordering::SeqCst);
+	}
+}
