@@ -134,17 +134,34 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 	};
 	let adopt = adopt.into_iter().collect::<HashSet<_>>();
 	match config.worker.executor {
-		ExecutorChoice::Docker => match Docker::connect().await {
-			Ok(docker) => {
-				log::info(
-					"executor",
-					None,
-					format!("Docker engine, API {} (negotiated)", docker.api_version),
-				);
-				run_with(config, docker, adopt).await
-			}
-			Err(e) => fail("executor", e),
-		},
+		ExecutorChoice::Docker => {
+			// An engine that does not answer yet (a machine still booting, a daemon restarting)
+			// does not stop the worker: its metrics, its outputs API and its watch over the
+			// chain start anyway; it acknowledges and bids on nothing until the engine answers.
+			let docker = match Docker::connect().await {
+				Ok(docker) => {
+					let version = docker.api_version().unwrap_or_default();
+					log::info(
+						"executor",
+						None,
+						format!("Docker engine, API {version} (negotiated)"),
+					);
+					docker
+				}
+				Err(e) => {
+					log::alert(
+						"executor",
+						None,
+						format!(
+							"{e}: starting without it; no lease is acknowledged and no bid placed \
+							 until it answers"
+						),
+					);
+					Docker::default()
+				}
+			};
+			run_with(config, docker, adopt).await
+		}
 		ExecutorChoice::Native => {
 			let state = config.worker.data_dir.join("native");
 			match Native::new(config.native.programs.clone(), state) {
@@ -180,13 +197,19 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 			),
 			// The GPUs are there but jobs cannot have them: bidding on them would win leases
 			// that cannot be run.
-			(None, false) => {
+			(None, Some(false)) => {
 				let why = "the Docker engine has no NVIDIA runtime: GPUs cannot be passed to \
 				           containers, so none is offered";
 				log::alert("gpu", None, why);
 				gpus = gpus.unusable(why);
 			}
-			(None, true) => {}
+			(None, Some(true)) => {}
+			(None, None) => log::warn(
+				"gpu",
+				None,
+				"the executor does not answer: whether it can pass GPUs to jobs is checked at \
+				 the next start",
+			),
 		}
 	}
 	let worker: Arc<Worker<E>> = match Worker::new(config, key, executor, gpus, adopt) {

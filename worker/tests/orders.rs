@@ -8,7 +8,9 @@
 //!   fresh data directory (`stint-worker journal export | import`), sends that signed result from
 //!   there, once;
 //! - a worker whose Docker engine stops answering retracts its standing bids and bids on nothing
-//!   new (a lease it won could not be acknowledged), and bids and runs jobs again once it answers.
+//!   new (a lease it won could not be acknowledged), and bids and runs jobs again once it answers;
+//! - a worker started while its Docker engine is down starts anyway, leaves a lease it won
+//!   unacknowledged while the engine is down, and acknowledges and runs it once it answers.
 
 mod common;
 
@@ -17,8 +19,8 @@ use std::{process::Command, time::Duration};
 use anyhow::{bail, Context, Result};
 use common::{
 	chain::{
-		dev_node, journal_entry, lease_result, metrics_with, post_order, stop, write_config, Order,
-		Setup, Worker,
+		dev_node, journal_entry, lease_of, lease_result, live, metrics_with, post_order, stop,
+		wait_lease, write_config, Order, Setup, Worker,
 	},
 	DockerSocket,
 };
@@ -195,6 +197,42 @@ async fn a_worker_whose_docker_engine_stops_answering_bids_on_nothing_until_it_a
 	docker.up();
 	worker.wait_log("the executor answers again", WAIT).await?;
 	let (_, record) = lease_result(&client, second, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	stop(worker)?;
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_started_while_its_docker_engine_is_down_acknowledges_only_once_it_answers(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let docker = DockerSocket::start(dir.path());
+	let host = docker.host();
+	let env = [("DOCKER_HOST", host.as_str())];
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let mut worker = Worker::start_with_env(&config, None, &[], &env)?;
+	let command = ["/job", "write", "late.txt", "ok"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	// The worker bids, then goes down; its engine goes down too; the bid becomes a lease.
+	worker.wait_log(&format!("order {order}: bid "), WAIT).await?;
+	worker.kill();
+	docker.down();
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+
+	let worker = Worker::start_with_env(&config, None, &[], &env)?;
+	worker.wait_log("starting without it", WAIT).await?;
+	let from = client.best_number().await?;
+	while client.best_number().await? < from + 12 {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+	let record = client.lease(lease).await?.context("the lease")?;
+	assert!(matches!(record.status, LeaseStatus::AwaitingAck), "{}", worker.log());
+
+	// The engine answers again, well before the ack deadline: acknowledged, run, committed.
+	docker.up();
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 	stop(worker)?;
 	Ok(())

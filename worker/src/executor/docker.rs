@@ -1,7 +1,8 @@
 //! Jobs as Docker containers, through bollard.
 //!
-//! - The API version is negotiated at connect: engines in the field speak older APIs than
-//!   bollard's default.
+//! - The API version is negotiated with the engine (engines in the field speak older APIs than
+//!   bollard's default): at connect, or, for a worker started while the engine was down, at its
+//!   first answer. Until then every call says the engine does not answer.
 //! - `name@sha256:D` runs the local image whose ID is `sha256:D` (locally built images have no
 //!   repo digest) or whose repo digests hold D; otherwise it is pulled by digest. The container
 //!   runs the image by ID.
@@ -10,7 +11,12 @@
 //!   a pids limit, memory without swap and its share of the CPUs, capped logs, labels, and no
 //!   restart policy. Leased GPUs are a device request by UUID (never a count with ids).
 
-use std::{collections::HashMap, path::Path};
+use std::{
+	collections::HashMap,
+	path::Path,
+	sync::{Arc, Mutex},
+	time::Duration,
+};
 
 use bollard::{
 	container::LogOutput,
@@ -30,11 +36,10 @@ use stint_primitives::{ExecutorKind, ReservedExit};
 use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
 
 /// A Docker engine.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Docker {
-	engine: bollard::Docker,
-	/// The API version agreed with the engine.
-	pub api_version: String,
+	/// The engine, once an API version is agreed with it.
+	engine: Arc<Mutex<Option<bollard::Docker>>>,
 }
 
 fn text(error: DockerError) -> String {
@@ -62,7 +67,8 @@ impl Docker {
 		let (mut out_len, mut err_len) = (0u64, 0u64);
 		let options =
 			LogsOptionsBuilder::default().stdout(true).stderr(true).follow(follow).build();
-		let mut logs = self.engine.logs(handle, Some(options));
+		let engine = self.engine().await?;
+		let mut logs = engine.logs(handle, Some(options));
 		while let Some(piece) = logs.next().await {
 			let (file, written, bytes) = match piece.map_err(text)? {
 				LogOutput::StdOut { message } => (&mut stdout, &mut out_len, message),
@@ -79,25 +85,38 @@ impl Docker {
 	}
 
 	/// Connects to the local engine (`DOCKER_HOST` or the default socket) and negotiates the API
-	/// version.
+	/// version; an error if the engine does not answer.
 	pub async fn connect() -> Result<Self, String> {
-		let engine = bollard::Docker::connect_with_local_defaults()
-			.map_err(|e| format!("cannot reach the Docker engine: {e}"))?
-			.negotiate_version()
-			.await
-			.map_err(|e| format!("the Docker engine does not answer: {e}"))?;
-		let api_version = engine.client_version().to_string();
-		Ok(Self { engine, api_version })
+		let docker = Self::default();
+		docker.engine().await?;
+		Ok(docker)
 	}
 
-	/// The engine itself, for what the trait does not cover.
-	pub fn engine(&self) -> &bollard::Docker {
-		&self.engine
+	/// The API version agreed with the engine, once it answered.
+	pub fn api_version(&self) -> Option<String> {
+		let engine = self.engine.lock().expect("not poisoned");
+		engine.as_ref().map(|engine| engine.client_version().to_string())
+	}
+
+	/// The engine, negotiating the API version with it first if that has not been done yet.
+	pub async fn engine(&self) -> Result<bollard::Docker, String> {
+		if let Some(engine) = self.engine.lock().expect("not poisoned").clone() {
+			return Ok(engine);
+		}
+		let engine = bollard::Docker::connect_with_local_defaults()
+			.map_err(|e| format!("cannot reach the Docker engine: {e}"))?;
+		let engine = tokio::time::timeout(Duration::from_secs(5), engine.negotiate_version())
+			.await
+			.map_err(|_| "the Docker engine does not answer within 5 s".to_string())?
+			.map_err(|e| format!("the Docker engine does not answer: {e}"))?;
+		*self.engine.lock().expect("not poisoned") = Some(engine.clone());
+		Ok(engine)
 	}
 
 	async fn find_local(&self, name: &str, digest: &str) -> Result<Option<String>, PrepareError> {
+		let engine = self.engine().await.map_err(PrepareError::Provider)?;
 		// A locally built image: its ID is the digest.
-		match self.engine.inspect_image(digest).await {
+		match engine.inspect_image(digest).await {
 			Ok(image) if image.id.as_deref() == Some(digest) => return Ok(image.id),
 			Ok(_) => {}
 			Err(error) if not_found(&error) => {}
@@ -105,7 +124,7 @@ impl Docker {
 		}
 		// A pulled image: its repo digests name the digest.
 		let reference = format!("{name}@{digest}");
-		match self.engine.inspect_image(&reference).await {
+		match engine.inspect_image(&reference).await {
 			Ok(image) => {
 				let pinned = image
 					.repo_digests
@@ -224,15 +243,16 @@ impl Executor for Docker {
 		ExecutorKind::Docker
 	}
 
-	async fn gpus_supported(&self) -> bool {
-		match self.engine.info().await {
-			Ok(info) => info.runtimes.unwrap_or_default().contains_key("nvidia"),
-			Err(_) => false,
+	async fn gpus_supported(&self) -> Option<bool> {
+		match self.engine().await.ok()?.info().await {
+			Ok(info) => Some(info.runtimes.unwrap_or_default().contains_key("nvidia")),
+			Err(_) => None,
 		}
 	}
 
 	async fn ready(&self) -> Result<(), String> {
-		match tokio::time::timeout(std::time::Duration::from_secs(5), self.engine.ping()).await {
+		let engine = self.engine().await?;
+		match tokio::time::timeout(Duration::from_secs(5), engine.ping()).await {
 			Ok(Ok(_)) => Ok(()),
 			Ok(Err(e)) => Err(format!("the Docker engine does not answer: {e}")),
 			Err(_) => Err("the Docker engine does not answer within 5 s".into()),
@@ -243,7 +263,8 @@ impl Executor for Docker {
 		let (name, digest) = split_pinned(image).ok_or_else(|| {
 			PrepareError::Order(ReservedExit::ImageUnavailable, "the image is not pinned".into())
 		})?;
-		self.engine.ping().await.map_err(|e| {
+		let engine = self.engine().await.map_err(PrepareError::Provider)?;
+		engine.ping().await.map_err(|e| {
 			PrepareError::Provider(format!("the Docker engine does not answer: {e}"))
 		})?;
 		if let Some(id) = self.find_local(&name, &digest).await? {
@@ -251,7 +272,7 @@ impl Executor for Docker {
 		}
 		let reference = format!("{name}@{digest}");
 		let options = CreateImageOptionsBuilder::default().from_image(&reference).build();
-		let mut pull = self.engine.create_image(Some(options), None, None);
+		let mut pull = engine.create_image(Some(options), None, None);
 		while let Some(step) = pull.next().await {
 			if let Err(error) = step {
 				return Err(PrepareError::Order(
@@ -270,12 +291,13 @@ impl Executor for Docker {
 
 	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, String> {
 		let name = container_name(job);
-		let id = match self.engine.inspect_container(&name, None).await {
+		let engine = self.engine().await?;
+		let id = match engine.inspect_container(&name, None).await {
 			// Created before a crash: the same container, never a second one.
 			Ok(existing) => existing.id.unwrap_or(name.clone()),
 			Err(error) if not_found(&error) => {
 				let options = CreateContainerOptionsBuilder::default().name(&name).build();
-				self.engine
+				engine
 					.create_container(Some(options), container_body(job, image_id))
 					.await
 					.map_err(text)?
@@ -284,13 +306,13 @@ impl Executor for Docker {
 			Err(error) => return Err(text(error)),
 		};
 		if self.state(&id).await? == JobState::Created {
-			self.engine.start_container(&id, None).await.map_err(text)?
+			engine.start_container(&id, None).await.map_err(text)?
 		}
 		Ok(id)
 	}
 
 	async fn state(&self, handle: &str) -> Result<JobState, String> {
-		match self.engine.inspect_container(handle, None).await {
+		match self.engine().await?.inspect_container(handle, None).await {
 			Ok(container) => Ok(state_of(container.state.as_ref())),
 			Err(error) if not_found(&error) => Ok(JobState::Missing),
 			Err(error) => Err(text(error)),
@@ -301,7 +323,8 @@ impl Executor for Docker {
 		loop {
 			// The wait call errs for a non-zero exit code, and may end when the engine
 			// restarts: the container's state says what happened.
-			let mut waiting = self.engine.wait_container(handle, None);
+			let engine = self.engine().await?;
+			let mut waiting = engine.wait_container(handle, None);
 			let _ = waiting.next().await;
 			match self.state(handle).await? {
 				JobState::Running | JobState::Paused | JobState::Created => {
@@ -315,10 +338,10 @@ impl Executor for Docker {
 	async fn stop(&self, handle: &str, grace_secs: u32) -> Result<(), String> {
 		if self.state(handle).await? == JobState::Paused {
 			// A paused container cannot take SIGTERM.
-			let _ = self.engine.unpause_container(handle).await;
+			let _ = self.engine().await?.unpause_container(handle).await;
 		}
 		let options = StopContainerOptionsBuilder::default().t(grace_secs as i32).build();
-		match self.engine.stop_container(handle, Some(options)).await {
+		match self.engine().await?.stop_container(handle, Some(options)).await {
 			Ok(()) => Ok(()),
 			Err(DockerError::DockerResponseServerError { status_code: 304 | 404, .. }) => Ok(()),
 			Err(error) => Err(text(error)),
@@ -327,14 +350,14 @@ impl Executor for Docker {
 
 	async fn pause(&self, handle: &str) -> Result<(), String> {
 		match self.state(handle).await? {
-			JobState::Running => self.engine.pause_container(handle).await.map_err(text),
+			JobState::Running => self.engine().await?.pause_container(handle).await.map_err(text),
 			_ => Ok(()),
 		}
 	}
 
 	async fn unpause(&self, handle: &str) -> Result<(), String> {
 		match self.state(handle).await? {
-			JobState::Paused => self.engine.unpause_container(handle).await.map_err(text),
+			JobState::Paused => self.engine().await?.unpause_container(handle).await.map_err(text),
 			_ => Ok(()),
 		}
 	}
@@ -349,7 +372,7 @@ impl Executor for Docker {
 
 	async fn remove(&self, handle: &str) -> Result<(), String> {
 		let options = RemoveContainerOptionsBuilder::default().force(true).build();
-		match self.engine.remove_container(handle, Some(options)).await {
+		match self.engine().await?.remove_container(handle, Some(options)).await {
 			Ok(()) => Ok(()),
 			Err(error) if not_found(&error) => Ok(()),
 			Err(error) => Err(text(error)),
@@ -363,7 +386,7 @@ impl Executor for Docker {
 			labels.iter().map(|(key, value)| format!("{key}={value}")).collect(),
 		);
 		let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
-		let containers = self.engine.list_containers(Some(options)).await.map_err(text)?;
+		let containers = self.engine().await?.list_containers(Some(options)).await.map_err(text)?;
 		let mut found = Vec::new();
 		for container in containers {
 			let outputs = container.mounts.unwrap_or_default().into_iter().find_map(|mount| {

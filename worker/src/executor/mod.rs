@@ -81,8 +81,9 @@ pub struct FoundJob {
 pub trait Executor: Send + Sync + 'static {
 	fn kind(&self) -> ExecutorKind;
 
-	/// Whether leased GPUs can be passed to jobs (Docker: the engine has the NVIDIA runtime).
-	fn gpus_supported(&self) -> impl Future<Output = bool> + Send;
+	/// Whether leased GPUs can be passed to jobs (Docker: the engine has the NVIDIA runtime);
+	/// `None` while that cannot be told (the engine does not answer).
+	fn gpus_supported(&self) -> impl Future<Output = Option<bool>> + Send;
 
 	/// Whether a new job could be started now (Docker: the engine answers); why not. The worker
 	/// bids only while it is, and retracts its standing bids when it is not.

@@ -103,8 +103,8 @@ impl Executor for Native {
 		ExecutorKind::Native
 	}
 
-	async fn gpus_supported(&self) -> bool {
-		true
+	async fn gpus_supported(&self) -> Option<bool> {
+		Some(true)
 	}
 
 	/// Programs are checked per job (by their sha256); there is no engine to be down.
