@@ -81,9 +81,43 @@ pub fn error(component: &str, lease: Option<u64>, message: impl AsRef<str>) {
 	line(Level::Error, component, lease, message.as_ref());
 }
 
+/// A failure that repeats every block (an engine down, a node that errs) said once: when it
+/// starts, when it changes, and when it clears; the rounds in between stay quiet.
+#[derive(Debug, Default)]
+pub struct Repeats(std::sync::Mutex<Option<String>>);
+
+impl Repeats {
+	/// Whether `why` is worth a line: it is not the failure said last.
+	pub fn fresh(&self, why: &str) -> bool {
+		let mut last = self.0.lock().expect("not poisoned");
+		if last.as_deref() == Some(why) {
+			return false;
+		}
+		*last = Some(why.to_string());
+		true
+	}
+
+	/// The failure cleared: whether one was standing (worth a line that it cleared).
+	pub fn clear(&self) -> bool {
+		self.0.lock().expect("not poisoned").take().is_some()
+	}
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn a_repeated_failure_is_said_when_it_starts_changes_and_clears() {
+		let repeats = Repeats::default();
+		assert!(!repeats.clear(), "nothing stood");
+		assert!(repeats.fresh("engine down"));
+		assert!(!repeats.fresh("engine down"), "the next blocks stay quiet");
+		assert!(repeats.fresh("node errs"), "a different failure is said");
+		assert!(repeats.clear(), "its end is said");
+		assert!(!repeats.clear());
+		assert!(repeats.fresh("node errs"), "the same failure again, after it cleared");
+	}
 
 	#[test]
 	fn a_line_about_a_lease_carries_its_id_as_text_and_as_json() {

@@ -114,6 +114,9 @@ pub struct Worker<E: Executor> {
 	compatibility: Mutex<(u32, bool)>,
 	/// The executor did not answer at the last bidding round (said once, until it answers).
 	executor_down: AtomicBool,
+	/// The failure that stops finalized blocks' duties, and best blocks' planning, said once.
+	tick_failing: log::Repeats,
+	best_failing: log::Repeats,
 }
 
 /// Removes a lease from the in-flight set when its action ends.
@@ -178,6 +181,8 @@ impl<E: Executor> Worker<E> {
 			bound_devices: AtomicU32::new(1),
 			compatibility: Mutex::new((0, false)),
 			executor_down: AtomicBool::new(false),
+			tick_failing: log::Repeats::default(),
+			best_failing: log::Repeats::default(),
 		}))
 	}
 
@@ -281,10 +286,21 @@ impl<E: Executor> Worker<E> {
 					self.metrics.finalized_block.set(number as i64);
 					let tick = self.tick(&client, hash, number as u32);
 					match tokio::time::timeout(stall * 2, tick).await {
-						Ok(Ok(())) => None,
+						Ok(Ok(())) => {
+							if self.tick_failing.clear() {
+								log::info("duties", None, format!("block {number}: duties done"));
+							}
+							None
+						}
 						Ok(Err(why)) => {
 							self.metrics.errors.with_label_values(&["duties"]).inc();
-							log::warn("duties", None, format!("block {number}: {why}"));
+							if self.tick_failing.fresh(&why) {
+								log::warn(
+									"duties",
+									None,
+									format!("block {number}: {why} (said once until it changes)"),
+								);
+							}
 							None
 						}
 						Err(_) => Some(format!(
@@ -409,8 +425,14 @@ impl<E: Executor> Worker<E> {
 		if !self.planning_best.swap(true, Ordering::SeqCst) {
 			let (me, at) = (self.clone(), at.clone());
 			tokio::spawn(async move {
-				if let Err(why) = me.plan_best(&at).await {
-					log::warn("duties", None, format!("best block {number}: {why}"));
+				match me.plan_best(&at).await {
+					Ok(()) => {
+						me.best_failing.clear();
+					}
+					Err(why) if me.best_failing.fresh(&why) => {
+						log::warn("duties", None, format!("best block {number}: {why}"));
+					}
+					Err(_) => {}
 				}
 				me.planning_best.store(false, Ordering::SeqCst);
 			});
