@@ -384,6 +384,7 @@ impl Client {
 				"Leases.checkpoint",
 				transactions.validate(&tx.leases().checkpoint(0, commitment, [0; 64])),
 			),
+			("Leases.confirm_result", transactions.validate(&tx.leases().confirm_result(0))),
 			("Market.place_bid", transactions.validate(&tx.market().place_bid(0, 0, Vec::new()))),
 			("Market.retract_bid", transactions.validate(&tx.market().retract_bid(0))),
 			("Streams.settle", transactions.validate(&tx.streams().settle(0))),

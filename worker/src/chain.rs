@@ -110,7 +110,10 @@ impl Chain {
 		.await
 		.map_err(|_| Error::Rpc("no answer in time".into()))
 		.and_then(|sent| sent);
-		if let Err(Error::Rejected(_)) = &sent {
+		if sent.is_err() {
+			// Not in a block: it may never be (refused by the pool, or lost with a node that
+			// did not answer). The next transaction asks the pool for its nonce again, so a
+			// nonce that never went in cannot leave every later one waiting behind it.
 			self.resync().await;
 		}
 		let result = if sent.is_ok() { "ok" } else { "error" };

@@ -162,6 +162,15 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 					NextDuty::Result { ends_at, .. } if now.block >= ends_at => {
 						vec![Stop(id, StopReason::TimeLimit)]
 					}
+					// Overdue (the next block is later than `by`): the chain refuses a late
+					// checkpoint, and the missed one may be reported.
+					NextDuty::Checkpoint { sequence, by } if now.block >= by => vec![Alert(
+						id,
+						format!(
+							"checkpoint {sequence} was due by block {by}: too late to send, \
+							 the lease may be reported and the bond slashed"
+						),
+					)],
 					NextDuty::Checkpoint { sequence, by }
 						if now.block >= by.saturating_sub(interval / 2) =>
 					{
@@ -177,6 +186,9 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 fn plan_ended(view: &LeaseView, now: &Now) -> Vec<Action> {
 	let Some(entry) = view.entry else { return Vec::new() };
 	match entry.phase {
+		// An early result whose verdict is still pending is kept until the worker has
+		// confirmed it (or seen it settled): forgotten, it would never count.
+		Phase::Done if entry.reports.contains_key("final") && !entry.verdict_settled => Vec::new(),
 		Phase::Done => match entry.ended_at {
 			Some(ended) if now.unix >= ended.saturating_add(now.retention_secs) => {
 				vec![Action::Forget(view.id)]
@@ -209,6 +221,15 @@ mod tests {
 			LeaseEntry::new(7, [1; 32], crate::journal::tests_spec(), vec![], ExecutorKind::Docker);
 		entry.phase = phase;
 		entry
+	}
+
+	fn final_report() -> crate::journal::SignedReport {
+		crate::journal::SignedReport {
+			kind: ReportKind::Final,
+			commitment: ResultCommitment::default(),
+			signature: vec![0; 64],
+			receipt: vec![],
+		}
 	}
 
 	fn plan_of(chain: OnChain, entry: Option<&LeaseEntry>, job: Option<JobState>) -> Vec<Action> {
@@ -320,6 +341,17 @@ mod tests {
 	}
 
 	#[test]
+	fn an_overdue_checkpoint_is_not_sent_but_said() {
+		let plan = plan_of(open(NOW.block), Some(&entry(Running)), Some(J::Running));
+		assert!(
+			matches!(plan.as_slice(), [Alert(7, why)] if why.contains("checkpoint 3 was due")),
+			"{plan:?}"
+		);
+		let plan = plan_of(open(NOW.block + 1), Some(&entry(Running)), Some(J::Running));
+		assert_eq!(plan, vec![Checkpoint(7, 3)]);
+	}
+
+	#[test]
 	fn outputs_are_kept_for_the_retention_then_forgotten() {
 		let mut done = entry(Done);
 		done.ended_at = Some(NOW.unix - 3599);
@@ -329,17 +361,19 @@ mod tests {
 	}
 
 	#[test]
+	fn a_result_whose_verdict_is_pending_is_kept_past_the_retention_until_it_is_settled() {
+		let mut done = entry(Done);
+		done.ended_at = Some(NOW.unix - 7200);
+		done.reports.insert("final".into(), final_report());
+		assert_eq!(plan_of(OnChain::Ended, Some(&done), None), vec![]);
+		done.verdict_settled = true;
+		assert_eq!(plan_of(OnChain::Ended, Some(&done), None), vec![Forget(7)]);
+	}
+
+	#[test]
 	fn planning_twice_gives_the_same_actions() {
 		let mut committed = entry(Exited);
-		committed.reports.insert(
-			"final".into(),
-			crate::journal::SignedReport {
-				kind: ReportKind::Final,
-				commitment: ResultCommitment::default(),
-				signature: vec![0; 64],
-				receipt: vec![],
-			},
-		);
+		committed.reports.insert("final".into(), final_report());
 		let first = plan_of(FIXED, Some(&committed), Some(J::Exited { code: 0, oom: false }));
 		let second = plan_of(FIXED, Some(&committed), Some(J::Exited { code: 0, oom: false }));
 		assert_eq!(first, second);

@@ -117,6 +117,21 @@ pub struct Worker<E: Executor> {
 	/// The failure that stops finalized blocks' duties, and best blocks' planning, said once.
 	tick_failing: log::Repeats,
 	best_failing: log::Repeats,
+	/// The last settlement beat (finalized block / `settle_every`) acted on: finality may
+	/// jump over the beat's own block, and the beat must not be lost with it.
+	last_beat: AtomicU32,
+	/// A beat's settlements and confirmations are still being sent: the next beat waits, so
+	/// that one call is never sent twice (each would cost a fee, the second one for nothing).
+	beat_busy: AtomicBool,
+}
+
+/// Clears a flag when dropped.
+struct Busy<'a>(&'a AtomicBool);
+
+impl Drop for Busy<'_> {
+	fn drop(&mut self) {
+		self.0.store(false, Ordering::Release);
+	}
 }
 
 /// Removes a lease from the in-flight set when its action ends.
@@ -183,6 +198,8 @@ impl<E: Executor> Worker<E> {
 			executor_down: AtomicBool::new(false),
 			tick_failing: log::Repeats::default(),
 			best_failing: log::Repeats::default(),
+			last_beat: AtomicU32::new(u32::MAX),
+			beat_busy: AtomicBool::new(false),
 		}))
 	}
 
@@ -669,21 +686,31 @@ impl<E: Executor> Worker<E> {
 		}
 
 		let settle_every = self.config.bidding.settle_every.max(1);
-		if number.is_multiple_of(settle_every) {
-			for duty in duties.iter().filter(|d| matches!(d.lease.status, LeaseStatus::Running)) {
-				let (me, stream, lease) = (self.clone(), duty.lease.stream, duty.id);
-				tokio::spawn(async move { me.settle(lease, stream).await });
-			}
+		let beat = number / settle_every;
+		if self.last_beat.load(Ordering::Acquire) != beat
+			&& !self.beat_busy.swap(true, Ordering::AcqRel)
+		{
+			self.last_beat.store(beat, Ordering::Release);
+			let streams: Vec<(LeaseId, u64)> = duties
+				.iter()
+				.filter(|d| matches!(d.lease.status, LeaseStatus::Running))
+				.map(|d| (d.id, d.lease.stream))
+				.collect();
 			let finished: Vec<LeaseId> = entries
 				.values()
 				.filter(|e| e.phase == Phase::Done && e.reports.contains_key("final"))
 				.filter(|e| !e.verdict_settled)
 				.map(|e| e.lease)
 				.collect();
-			if !finished.is_empty() {
-				let (me, at) = (self.clone(), at.clone());
-				tokio::spawn(async move { me.confirm_verdicts(&at, number, finished).await });
-			}
+			let (me, at) = (self.clone(), at.clone());
+			tokio::spawn(async move {
+				let _busy = Busy(&me.beat_busy);
+				let settles = streams.into_iter().map(|(lease, stream)| me.settle(lease, stream));
+				futures::future::join_all(settles).await;
+				if !finished.is_empty() {
+					me.confirm_verdicts(&at, number, finished).await;
+				}
+			});
 		}
 		Ok(())
 	}

@@ -14,7 +14,10 @@ use common::chain::{
 	container_state, dev_node, lease_of, live, metrics_with, post_order, remove_containers, stint,
 	wait_lease, write_config, Order, Setup, Worker,
 };
-use stint_client::{Client, LeaseStatus};
+use stint_client::{
+	runtime::runtime_types::stint_runtime::configs::parameters::dynamic_params::leases, Client,
+	LeaseStatus,
+};
 
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -215,22 +218,16 @@ async fn a_node_that_stops_answering_is_survived_and_no_node_at_all_ends_the_wor
 	Ok(())
 }
 
-/// Root sets the chain's checkpoint interval (blocks) on a dev chain.
-async fn set_checkpoint_interval(client: &Client, blocks: u32) -> Result<()> {
+/// Root sets one of the leases' parameters on a dev chain.
+async fn set_leases_parameter(client: &Client, parameter: leases::Parameters) -> Result<()> {
 	use stint_client::runtime::{
 		self,
 		runtime_types::{
 			pallet_parameters::pallet::Call as ParametersCall,
-			stint_runtime::{
-				configs::parameters::{dynamic_params::leases, RuntimeParameters},
-				RuntimeCall,
-			},
+			stint_runtime::{configs::parameters::RuntimeParameters, RuntimeCall},
 		},
 	};
-	let key_value = RuntimeParameters::Leases(leases::Parameters::CheckpointInterval(
-		leases::CheckpointInterval,
-		Some(blocks),
-	));
+	let key_value = RuntimeParameters::Leases(parameter);
 	let call = RuntimeCall::Parameters(ParametersCall::set_parameter { key_value });
 	let alice = stint_client::keypair("//Alice")?;
 	client
@@ -244,7 +241,8 @@ async fn an_open_ended_lease_is_checkpointed_paused_when_suspended_and_resumed_b
 ) -> Result<()> {
 	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
-	set_checkpoint_interval(&client, 8).await?;
+	let interval = leases::Parameters::CheckpointInterval(leases::CheckpointInterval, Some(8));
+	set_leases_parameter(&client, interval).await?;
 	let dir = tempfile::tempdir()?;
 	// One STINT a block from ten in escrow: the stream runs dry ten blocks after the ack.
 	let setup = Setup { price: "1", ..Setup::default() };
@@ -371,6 +369,33 @@ async fn after_an_upgrade_that_renames_a_call_it_uses_the_worker_runs_its_job_an
 	assert!(client.bids(order).await?.is_empty(), "{}", worker.log());
 	assert!(!worker.log().contains(&format!("order {order}: bid")), "{}", worker.log());
 	metrics_with(&config, &["stint_worker_errors_total{component=\"upgrade\"} 1"])?;
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_early_result_nobody_objects_to_is_confirmed_by_the_worker_once_its_window_passes(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let window = leases::Parameters::ObjectionWindow(leases::ObjectionWindow, Some(6));
+	set_leases_parameter(&client, window).await?;
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	// A 200-block lease whose job is done at once: its result is early, and waits for objections.
+	let command = ["/job", "write", "early.txt", "done"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+
+	// Nobody objects: past its window the worker confirms it, and it counts.
+	worker.wait_log(&format!("lease={lease}: early result confirmed"), WAIT).await?;
+	assert_eq!(client.pending_verdict(lease).await?, None);
+	metrics_with(&config, &["stint_worker_submissions_total{kind=\"confirm\",result=\"ok\"} 1"])?;
 	drop(worker);
 	remove_containers(&instance);
 	Ok(())

@@ -37,6 +37,7 @@ impl<T: Config> Pallet<T> {
 			let deadline = ends_at.saturating_add(lease.result_grace);
 			ensure!(Self::now() <= deadline, Error::<T>::ResultTooLate);
 		}
+		ensure!(!Self::checkpoint_overdue(&lease), Error::<T>::CheckpointOverdue);
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
 		Self::verify(id, &lease, ReportKind::Final, &commitment, &signature)?;
 
@@ -102,6 +103,7 @@ impl<T: Config> Pallet<T> {
 	) -> Result<u32, DispatchError> {
 		let mut lease = Self::running(id)?;
 		ensure!(lease.duration.is_none(), Error::<T>::NotOpenEnded);
+		ensure!(!Self::checkpoint_overdue(&lease), Error::<T>::CheckpointOverdue);
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
 		let sequence = lease.checkpoints.saturating_add(1);
 		Self::verify(id, &lease, ReportKind::Checkpoint { sequence }, &commitment, &signature)?;
@@ -194,12 +196,7 @@ impl<T: Config> Pallet<T> {
 				(TerminationReason::MissedResult, SlashReason::MissedResult)
 			}
 			None => {
-				// A suspended lease is not paid, so it owes no checkpoint.
-				let deadline = lease.last_report_at.saturating_add(lease.checkpoint_interval);
-				ensure!(
-					lease.status == LeaseStatus::Running && now > deadline,
-					Error::<T>::NotOverdue
-				);
+				ensure!(Self::checkpoint_overdue(&lease), Error::<T>::NotOverdue);
 				(TerminationReason::MissedCheckpoint, SlashReason::MissedCheckpoint)
 			}
 		};
@@ -219,6 +216,13 @@ impl<T: Config> Pallet<T> {
 			Error::<T>::NotThisWorker
 		);
 		Ok(())
+	}
+
+	/// An open-ended, running lease whose last report is more than its checkpoint interval
+	/// ago. A suspended lease is not paid, so it owes no checkpoint.
+	fn checkpoint_overdue(lease: &LeaseOf<T>) -> bool {
+		let deadline = lease.last_report_at.saturating_add(lease.checkpoint_interval);
+		lease.duration.is_none() && lease.status == LeaseStatus::Running && Self::now() > deadline
 	}
 
 	/// A lease that exists.

@@ -323,6 +323,9 @@ pub mod pallet {
 		ObjectionWindowOpen,
 		/// The lease is live: only an ended one may be pruned.
 		LeaseLive,
+		/// The open-ended lease's checkpoint is overdue: a late checkpoint or result would
+		/// escape the slash the missed one earned; report the missed checkpoint instead.
+		CheckpointOverdue,
 	}
 
 	#[pallet::hooks]
@@ -354,7 +357,8 @@ pub mod pallet {
 
 		/// Submits the result of `lease`, signed by the provider's worker key over the
 		/// [`stint_primitives::Report`] of kind `Final`. Anyone may send it. The provider is paid
-		/// to this block, the rest of the escrow is refunded, the lease ends.
+		/// to this block, the rest of the escrow is refunded, the lease ends. Refused once a
+		/// fixed lease's result deadline, or an open-ended lease's checkpoint, is overdue.
 		///
 		/// Weighed at the most devices and depositors a lease can have; refunded to its own.
 		#[pallet::call_index(1)]
@@ -375,7 +379,7 @@ pub mod pallet {
 
 		/// Records the next checkpoint of open-ended `lease`, signed by the provider's worker key
 		/// over the report of kind `Checkpoint { sequence }` (one more than the last). Anyone may
-		/// send it. The provider is paid to this block.
+		/// send it. The provider is paid to this block. Refused once the checkpoint is overdue.
 		///
 		/// Weighed at the most depositors a stream can have; refunded to the stream's own.
 		#[pallet::call_index(2)]

@@ -365,6 +365,31 @@ fn checkpoints_keep_an_open_ended_lease_alive_and_cannot_be_replayed() {
 }
 
 #[test]
+fn an_overdue_checkpoint_cannot_be_covered_by_a_late_report_and_is_slashed() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 10_000, None, 0);
+		ack(id);
+		let c = commitment(0);
+		let checkpoint = sign(id, ReportKind::Checkpoint { sequence: 1 }, &c);
+		let result = sign(id, FINAL, &c);
+		// Acknowledged at block 1: the first checkpoint is due by 1 + the interval.
+		run_to_block(2 + CHECKPOINT_INTERVAL);
+		assert_noop!(
+			Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, checkpoint),
+			Error::<Test>::CheckpointOverdue
+		);
+		// A result now would end the lease early, its slash escaped: refused too.
+		assert_noop!(
+			Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, result),
+			Error::<Test>::CheckpointOverdue
+		);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id));
+		assert_eq!(slashes()[0].4, SlashReason::MissedCheckpoint);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Slashed)]);
+	});
+}
+
+#[test]
 fn reports_are_weighed_at_the_worst_and_charged_for_the_depositors_and_devices_they_settle() {
 	ExtBuilder::build_and_execute(|| {
 		let max_depositors = <<Test as pallet_streams::Config>::MaxDepositors as Get<u32>>::get();

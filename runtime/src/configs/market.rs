@@ -35,8 +35,6 @@ parameter_types! {
 	/// 1 STINT; a shorter or cheaper one counts in proportion.
 	pub const FullCreditBlocks: BlockNumber = HOURS;
 	pub const FullCreditPayment: Balance = STINT;
-	/// A day for the buyer to check an early result and object before it counts.
-	pub const ObjectionWindow: BlockNumber = DAYS;
 
 	/// No protocol take yet; governance may set one.
 	pub const TakeRate: Permill = Permill::zero();
@@ -89,7 +87,7 @@ impl pallet_leases::Config for Runtime {
 	type MaxGpusPerLease = ConstU32<16>;
 	type FullCreditBlocks = FullCreditBlocks;
 	type FullCreditPayment = FullCreditPayment;
-	type ObjectionWindow = ObjectionWindow;
+	type ObjectionWindow = dynamic_params::leases::ObjectionWindow;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;

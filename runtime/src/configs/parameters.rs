@@ -1,6 +1,7 @@
 //! Settings root may change while the chain runs (the SDK's parameters pallet): the deadlines of
-//! leases and streams. Each lease and stream keeps the values it was created with, so a change
-//! applies to those created after it. The defaults are the values the chain launched with.
+//! leases and streams, and the window in which a buyer may object to an early result. Each lease,
+//! stream and pending verdict keeps the values it was created with, so a change applies to those
+//! created after it. The defaults are the values the chain launched with.
 
 use polkadot_sdk::*;
 
@@ -10,7 +11,7 @@ use frame_support::{
 };
 use frame_system::EnsureRoot;
 
-use crate::{AccountId, BlockNumber, Runtime, RuntimeEvent, HOURS, MINUTES};
+use crate::{AccountId, BlockNumber, Runtime, RuntimeEvent, DAYS, HOURS, MINUTES};
 
 #[dynamic_params(RuntimeParameters, pallet_parameters::Parameters::<Runtime>)]
 pub mod dynamic_params {
@@ -31,6 +32,11 @@ pub mod dynamic_params {
 		/// The most blocks an open-ended lease may run between checkpoints.
 		#[codec(index = 2)]
 		pub static CheckpointInterval: BlockNumber = HOURS;
+
+		/// Blocks a buyer has to check an early result and object before it counts toward its
+		/// provider's reputation.
+		#[codec(index = 3)]
+		pub static ObjectionWindow: BlockNumber = DAYS;
 	}
 
 	/// `pallet-streams`.
