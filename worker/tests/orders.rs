@@ -10,11 +10,18 @@
 //! - a worker whose Docker engine stops answering retracts its standing bids and bids on nothing
 //!   new (a lease it won could not be acknowledged), and bids and runs jobs again once it answers;
 //! - a worker started while its Docker engine is down starts anyway, leaves a lease it won
-//!   unacknowledged while the engine is down, and acknowledges and runs it once it answers.
+//!   unacknowledged while the engine is down, and acknowledges and runs it once it answers;
+//! - a worker whose disk filled up after it bid leaves the lease unacknowledged and alerts (the
+//!   provider's fault: the order is not failed), and acknowledges and runs it once space is
+//!   freed. Its data directory is a small tmpfs the test mounts, which needs root.
 
 mod common;
 
-use std::{process::Command, time::Duration};
+use std::{
+	path::{Path, PathBuf},
+	process::{Command, Stdio},
+	time::Duration,
+};
 
 use anyhow::{bail, Context, Result};
 use common::{
@@ -235,5 +242,76 @@ async fn a_worker_started_while_its_docker_engine_is_down_acknowledges_only_once
 	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 	stop(worker)?;
+	Ok(())
+}
+
+/// A tmpfs mounted at a path, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+	/// `None` where this user may not mount one (not root).
+	fn mount(path: &Path, mib: u64) -> Result<Option<Self>> {
+		std::fs::create_dir_all(path)?;
+		let size = format!("size={mib}m");
+		let mounted = Command::new("mount")
+			.args(["-t", "tmpfs", "-o", &size, "tmpfs"])
+			.arg(path)
+			.stderr(Stdio::null())
+			.status()?
+			.success();
+		Ok(mounted.then(|| Self(path.to_path_buf())))
+	}
+}
+
+impl Drop for Tmpfs {
+	fn drop(&mut self) {
+		let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+	}
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	// The worker's data directory: its journal, and each lease's inputs, outputs and logs.
+	let data = dir.path().join("data");
+	let Some(disk) = Tmpfs::mount(&data, 64)? else {
+		eprintln!("skipped: mounting a tmpfs needs root");
+		return Ok(());
+	};
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let mut worker = Worker::start(&config, None)?;
+	let command = ["/job", "write", "late.txt", "ok"];
+	let max_output_bytes = 16 << 20;
+	let order = Order { command: &command, max_output_bytes, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	// The worker bids (64 MiB free), goes down, and the bid becomes a lease.
+	worker.wait_log(&format!("order {order}: bid "), WAIT).await?;
+	worker.kill();
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+
+	// Meanwhile the disk fills up: 4 MiB left, where the order may write 16.
+	let free = stint_probe::free_bytes(&data).map_err(anyhow::Error::msg)?;
+	let filler = data.join("filler");
+	std::fs::write(&filler, vec![0u8; (free - (4 << 20)) as usize])?;
+	let worker = Worker::start(&config, None)?;
+	worker
+		.wait_log(&format!("the order may write {max_output_bytes}: not acknowledged"), WAIT)
+		.await?;
+	let from = client.best_number().await?;
+	while client.best_number().await? < from + 6 {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+	let record = client.lease(lease).await?.context("the lease")?;
+	assert!(matches!(record.status, LeaseStatus::AwaitingAck), "{}", worker.log());
+	assert!(record.result.is_none(), "the provider's fault fails no order: {}", worker.log());
+
+	// Space is freed well before the ack deadline: acknowledged, run, committed.
+	std::fs::remove_file(&filler)?;
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	stop(worker)?;
+	drop(disk);
 	Ok(())
 }
