@@ -176,8 +176,14 @@ impl Chain {
 			}
 		}
 		let signed = match entry.extrinsics.get(slot) {
-			// In a block already: sending it again could only be refused.
-			Some(signed) if signed.included => return Ok(Sent::Included),
+			// In a block already: sending it again could only be refused. One that was refused
+			// there stays refused: it must never read as done (an ack refused is no ack).
+			Some(signed) if signed.included => {
+				return Ok(match &signed.refused {
+					Some(why) => Sent::Refused(why.clone()),
+					None => Sent::Included,
+				})
+			}
 			Some(signed) => signed.clone(),
 			None => {
 				let tx = match tokio::time::timeout(CALL_TIMEOUT, self.sign(&client, call, signer))
@@ -201,6 +207,7 @@ impl Chain {
 					nonce: tx.nonce,
 					included: false,
 					valid_until: tx.valid_until,
+					refused: None,
 				};
 				entry.extrinsics.insert(slot.to_string(), signed.clone());
 				journal.put(&entry)?;
@@ -242,6 +249,9 @@ impl Chain {
 			Sent::Included | Sent::Refused(_) => {
 				if let Some(record) = entry.extrinsics.get_mut(slot) {
 					record.included = true;
+					if let Sent::Refused(why) = &outcome {
+						record.refused = Some(why.clone());
+					}
 				}
 				journal.put(&entry)?;
 			}

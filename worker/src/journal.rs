@@ -72,6 +72,10 @@ pub struct SignedExtrinsic {
 	/// before eras were kept.
 	#[serde(default)]
 	pub valid_until: Option<u64>,
+	/// In a block, and refused there (the call failed): why. Such bytes are never sent again,
+	/// and the refusal is what the worker answers for the slot from then on.
+	#[serde(default)]
+	pub refused: Option<String>,
 }
 
 /// Everything the worker keeps about one lease.

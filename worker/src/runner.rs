@@ -910,8 +910,9 @@ impl<E: Executor> Worker<E> {
 		if free < entry.spec.max_output_bytes {
 			self.alert_once(
 				id,
+				// Said once: the free space itself (which changes) is not part of the message.
 				&format!(
-					"{free} bytes free, the order may write {}: not acknowledged",
+					"less disk free than the order may write ({} bytes): not acknowledged",
 					entry.spec.max_output_bytes
 				),
 			);
@@ -1201,7 +1202,7 @@ impl<E: Executor> Worker<E> {
 				Ok(())
 			}
 			Sent::Refused(why) => {
-				log::warn("commit", Some(id), format!("{slot} refused: {why}"));
+				self.alert_once(id, &format!("{slot} refused by the chain: {why}"));
 				Ok(())
 			}
 			Sent::Rejected { why, .. } if why.contains("already imported") => Ok(()),

@@ -297,7 +297,10 @@ async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -
 	std::fs::write(&filler, vec![0u8; (free - (4 << 20)) as usize])?;
 	let worker = Worker::start(&config, None)?;
 	worker
-		.wait_log(&format!("the order may write {max_output_bytes}: not acknowledged"), WAIT)
+		.wait_log(
+			&format!("the order may write ({max_output_bytes} bytes): not acknowledged"),
+			WAIT,
+		)
 		.await?;
 	let from = client.best_number().await?;
 	while client.best_number().await? < from + 6 {
@@ -306,6 +309,8 @@ async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -
 	let record = client.lease(lease).await?.context("the lease")?;
 	assert!(matches!(record.status, LeaseStatus::AwaitingAck), "{}", worker.log());
 	assert!(record.result.is_none(), "the provider's fault fails no order: {}", worker.log());
+	let log = worker.log();
+	assert_eq!(log.matches("not acknowledged").count(), 1, "alerted once: {log}");
 
 	// Space is freed well before the ack deadline: acknowledged, run, committed.
 	std::fs::remove_file(&filler)?;
