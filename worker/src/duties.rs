@@ -143,6 +143,19 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 		}
 		// Acknowledged, and further along: the finalized block has not caught up yet.
 		(NextDuty::Ack { .. }, _) => Vec::new(),
+		// An open-ended lease whose checkpoint is overdue (the next block is later than `by`):
+		// the chain refuses a checkpoint or a result now, each a fee for nothing, and the missed
+		// one may be reported. The job is left as it is until the lease ends.
+		(
+			NextDuty::Checkpoint { sequence, by },
+			Phase::OrderFault | Phase::Exited | Phase::Running | Phase::Paused,
+		) if now.block >= by => vec![Alert(
+			id,
+			format!(
+				"checkpoint {sequence} was due by block {by}: too late to report, the lease may \
+				 be reported and the bond slashed"
+			),
+		)],
 		// Acknowledged: the order was at fault, report it; otherwise run.
 		(_, Phase::OrderFault) => vec![Commit(id)],
 		(NextDuty::Suspended, Phase::Prepared | Phase::Acked) => Vec::new(),
@@ -162,15 +175,6 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 					NextDuty::Result { ends_at, .. } if now.block >= ends_at => {
 						vec![Stop(id, StopReason::TimeLimit)]
 					}
-					// Overdue (the next block is later than `by`): the chain refuses a late
-					// checkpoint, and the missed one may be reported.
-					NextDuty::Checkpoint { sequence, by } if now.block >= by => vec![Alert(
-						id,
-						format!(
-							"checkpoint {sequence} was due by block {by}: too late to send, \
-							 the lease may be reported and the bond slashed"
-						),
-					)],
 					NextDuty::Checkpoint { sequence, by }
 						if now.block >= by.saturating_sub(interval / 2) =>
 					{
@@ -341,14 +345,22 @@ mod tests {
 	}
 
 	#[test]
-	fn an_overdue_checkpoint_is_not_sent_but_said() {
+	fn past_an_overdue_checkpoint_nothing_is_sent_but_it_is_said() {
 		let plan = plan_of(open(NOW.block), Some(&entry(Running)), Some(J::Running));
 		assert!(
 			matches!(plan.as_slice(), [Alert(7, why)] if why.contains("checkpoint 3 was due")),
 			"{plan:?}"
 		);
+		// A job that exited after the deadline: no result either (the chain refuses it).
+		let plan = plan_of(open(NOW.block), Some(&entry(Exited)), None);
+		assert!(matches!(plan.as_slice(), [Alert(7, _)]), "{plan:?}");
+		let exited = Some(J::Exited { code: 0, oom: false });
+		let plan = plan_of(open(NOW.block), Some(&entry(Running)), exited);
+		assert!(matches!(plan.as_slice(), [Alert(7, _)]), "{plan:?}");
 		let plan = plan_of(open(NOW.block + 1), Some(&entry(Running)), Some(J::Running));
 		assert_eq!(plan, vec![Checkpoint(7, 3)]);
+		let plan = plan_of(open(NOW.block + 1), Some(&entry(Exited)), None);
+		assert_eq!(plan, vec![Commit(7)]);
 	}
 
 	#[test]
