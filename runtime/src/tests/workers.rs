@@ -348,3 +348,42 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 		books.check(COLLATERAL * 4 / 10);
 	});
 }
+
+#[test]
+fn an_overdue_checkpoint_is_slashed_and_no_late_report_covers_it() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		assert_ok!(Parameters::set_parameter(
+			RuntimeOrigin::root(),
+			RuntimeParameters::Leases(dynamic_params::leases::Parameters::CheckpointInterval(
+				dynamic_params::leases::CheckpointInterval,
+				Some(5),
+			))
+		));
+		let id = order(&alice(), terms(None, true, 0), 100 * STINT);
+		super::lifecycle::bid(&eve(), id, STINT, gpu("eve", 0));
+		assert_ok!(accept(&alice(), id, &eve()));
+		let lease = super::lifecycle::lease_of(id);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve_worker()), lease));
+		let acked = frame_system::Pallet::<Runtime>::block_number();
+		run_to(acked + 6);
+		// The checkpoint is overdue: neither a late checkpoint nor an early result ends it.
+		let c = result(0);
+		let late = signed(lease, ReportKind::Checkpoint { sequence: 1 }, &c);
+		assert_noop!(
+			Leases::checkpoint(RuntimeOrigin::signed(eve_worker()), lease, c, late),
+			pallet_leases::Error::<Runtime>::CheckpointOverdue
+		);
+		let early = signed(lease, ReportKind::Final, &c);
+		assert_noop!(
+			Leases::submit_result(RuntimeOrigin::signed(eve_worker()), lease, c, early),
+			pallet_leases::Error::<Runtime>::CheckpointOverdue
+		);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(bob()), lease));
+		assert_eq!(
+			status(lease),
+			LeaseStatus::Terminated { reason: pallet_leases::TerminationReason::MissedCheckpoint }
+		);
+		books.check(COLLATERAL * 4 / 10);
+	});
+}
