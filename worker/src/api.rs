@@ -69,14 +69,21 @@ fn json(value: &impl serde::Serialize) -> Reply {
 		.with_header("Content-Type: application/json".parse::<Header>().expect("valid"))
 }
 
+/// A file the worker wrote itself (a log, the receipt), never through a symbolic link.
 fn file(path: &Path, offset: u64) -> Reply {
-	use std::io::{Seek, SeekFrom};
-	// Never through a symbolic link: a job may leave one in its outputs.
 	match fs::symlink_metadata(path) {
 		Ok(meta) if meta.is_file() => {}
 		_ => return reply(404, "no such file"),
 	}
-	let Ok(mut handle) = fs::File::open(path) else { return reply(404, "no such file") };
+	match fs::File::open(path) {
+		Ok(handle) => send(handle, offset),
+		Err(_) => reply(404, "no such file"),
+	}
+}
+
+/// The open file from `offset` to its end.
+fn send(mut handle: fs::File, offset: u64) -> Reply {
+	use std::io::{Seek, SeekFrom};
 	let size = handle.metadata().map(|m| m.len()).unwrap_or(0);
 	let offset = offset.min(size);
 	if handle.seek(SeekFrom::Start(offset)).is_err() {
@@ -308,7 +315,13 @@ impl Api {
 				file(&dirs.logs().join(&rest["logs/files/".len()..]), 0)
 			}
 			other => match other.strip_prefix("files/").and_then(decode) {
-				Some(path) if is_safe_output_path(&path) => file(&dirs.outputs().join(path), 0),
+				// A job's file: opened one name at a time, through no link at any step.
+				Some(path) if is_safe_output_path(&path) => {
+					match commit::open_beneath(&dirs.outputs(), &path) {
+						Ok(handle) => send(handle, 0),
+						Err(_) => reply(404, "no such file"),
+					}
+				}
 				Some(_) => reply(400, "not a path inside the outputs"),
 				None => reply(404, "not found"),
 			},
@@ -346,6 +359,11 @@ mod tests {
 		fs::write(dirs.outputs().join("result.txt"), b"42\n").unwrap();
 		fs::write(dir.path().join("secret"), b"provider's").unwrap();
 		std::os::unix::fs::symlink(dir.path().join("secret"), dirs.outputs().join("link")).unwrap();
+		// A link to a folder outside, and one inside: neither is a way to any file.
+		std::os::unix::fs::symlink(dir.path(), dirs.outputs().join("up")).unwrap();
+		fs::create_dir_all(dirs.outputs().join("sub")).unwrap();
+		fs::write(dirs.outputs().join("sub/part.txt"), b"part\n").unwrap();
+		std::os::unix::fs::symlink("sub", dirs.outputs().join("alias")).unwrap();
 		fs::write(dirs.logs().join("stdout"), b"hello\n").unwrap();
 		// Lease 8's job is still running.
 		let mut running = entry.clone();
@@ -433,9 +451,12 @@ mod tests {
 			assert!(status == 400 || status == 404, "{climb}: {status}");
 			assert!(!body.contains("provider's"), "{climb}");
 		}
-		let (status, body) = get(&format!("{base}/files/link"), good());
-		assert_eq!(status, 404);
-		assert!(!body.contains("provider's"));
+		for linked in ["files/link", "files/up/secret", "files/alias/part.txt"] {
+			let (status, body) = get(&format!("{base}/{linked}"), good());
+			assert_eq!(status, 404, "{linked}");
+			assert!(!body.contains("provider's") && !body.contains("part"), "{linked}");
+		}
+		assert_eq!(get(&format!("{base}/files/sub/part.txt"), good()), (200, "part\n".into()));
 	}
 
 	#[test]

@@ -8,6 +8,7 @@
 use std::{
 	fs,
 	io::Read,
+	os::fd::OwnedFd,
 	path::{Path, PathBuf},
 };
 
@@ -61,7 +62,10 @@ impl Manifest {
 
 /// The blake2-256 of a file's content and its size, read in 64 KiB pieces.
 pub fn hash_file(path: &Path) -> std::io::Result<([u8; 32], u64)> {
-	let mut file = fs::File::open(path)?;
+	hash_reader(fs::File::open(path)?)
+}
+
+fn hash_reader(mut file: impl Read) -> std::io::Result<([u8; 32], u64)> {
 	let mut state = blake2b_simd::Params::new().hash_length(32).to_state();
 	let mut buffer = vec![0u8; 64 * 1024];
 	let mut size = 0u64;
@@ -76,61 +80,166 @@ pub fn hash_file(path: &Path) -> std::io::Result<([u8; 32], u64)> {
 	Ok((state.finalize().as_bytes().try_into().expect("32 bytes asked"), size))
 }
 
-/// The plain files under `root` (recursively, symbolic links and special files left out, and
-/// names that are not safe relative UTF-8 paths), sorted by path.
-pub fn manifest(root: &Path) -> std::io::Result<Manifest> {
-	let mut files = Vec::new();
-	if root.is_dir() {
-		walk(root, root, &mut files)?;
-	}
-	files.sort_by(|a: &ManifestFile, b| a.path.cmp(&b.path));
-	Ok(Manifest { files })
+/// Deeper folders than this in a job's outputs are left out.
+pub const MAX_OUTPUT_DEPTH: usize = 64;
+
+/// Whether `error` is one a job can cause with what it leaves in its outputs (a link, a name
+/// too long, a mode that forbids reading, a file gone while it ran): that entry is left out.
+/// Any other (no file handles left, a disk that fails) is the worker's: the commit waits.
+fn caused_by_the_job(error: &rustix::io::Errno) -> bool {
+	use rustix::io::Errno;
+	[
+		Errno::ACCESS,
+		Errno::PERM,
+		Errno::LOOP,
+		Errno::NOENT,
+		Errno::NOTDIR,
+		Errno::NAMETOOLONG,
+		Errno::NXIO,
+		Errno::ISDIR,
+	]
+	.contains(error)
 }
 
-fn walk(root: &Path, dir: &Path, files: &mut Vec<ManifestFile>) -> std::io::Result<()> {
-	for entry in fs::read_dir(dir)? {
-		let entry = entry?;
-		let kind = entry.file_type()?;
-		let path = entry.path();
-		if kind.is_dir() {
-			walk(root, &path, files)?;
+/// The kind of the entry `name` in the open folder `dir`, read without following a link.
+fn kind_at(dir: &OwnedFd, name: &str) -> rustix::io::Result<rustix::fs::FileType> {
+	use rustix::fs::{statat, AtFlags, FileType};
+	Ok(FileType::from_raw_mode(statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode))
+}
+
+/// Opens the entry `name` of `dir` if it is a folder or a plain file (checked before it is
+/// opened, so no device or pipe is ever opened, and again on what was opened), never through
+/// a link; `None` for anything else.
+fn open_at(dir: &OwnedFd, name: &str) -> rustix::io::Result<Option<(OwnedFd, bool)>> {
+	use rustix::fs::{fstat, openat, FileType, Mode, OFlags};
+	let base = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY;
+	let (flags, folder) = match kind_at(dir, name)? {
+		FileType::Directory => (base | OFlags::DIRECTORY, true),
+		FileType::RegularFile => (base | OFlags::NONBLOCK, false),
+		_ => return Ok(None),
+	};
+	let fd = openat(dir, name, flags, Mode::empty())?;
+	let opened = FileType::from_raw_mode(fstat(&fd)?.st_mode);
+	let expected = if folder { FileType::Directory } else { FileType::RegularFile };
+	Ok((opened == expected).then_some((fd, folder)))
+}
+
+/// Opens a folder the worker made (a lease's outputs), never through a link in its place.
+fn open_root(root: &Path) -> std::io::Result<OwnedFd> {
+	use rustix::fs::{open, Mode, OFlags};
+	let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+	Ok(open(root, flags, Mode::empty())?)
+}
+
+/// Opens the plain file `relative` (a safe output path) under `root` one name at a time, never
+/// through a symbolic link at any step (a job may leave a link to `/` in its outputs and name a
+/// host file through it), and never a device or a pipe the job made.
+pub fn open_beneath(root: &Path, relative: &str) -> std::io::Result<fs::File> {
+	let refused =
+		|| std::io::Error::new(std::io::ErrorKind::NotFound, "not a file inside the outputs");
+	if !is_safe_output_path(relative) || relative.split('/').count() > MAX_OUTPUT_DEPTH {
+		return Err(refused());
+	}
+	let mut at = open_root(root)?;
+	let parts: Vec<&str> = relative.split('/').collect();
+	for (i, part) in parts.iter().enumerate() {
+		let last = i + 1 == parts.len();
+		match open_at(&at, part)? {
+			Some((fd, folder)) if folder != last => at = fd,
+			_ => return Err(refused()),
+		}
+	}
+	Ok(fs::File::from(at))
+}
+
+/// Every plain file under the open folder `dir`, found by name relative to it and opened
+/// without following a link, with its path from the walk's root. What a job can make
+/// unreadable (links, pipes, modes, names too long, folders deeper than the limit) and names
+/// that are no safe output path are left out, so nothing a job leaves in its outputs can make
+/// its result impossible to commit; an error the job cannot cause is returned.
+fn visit(
+	dir: &OwnedFd,
+	prefix: &str,
+	depth: usize,
+	found: &mut dyn FnMut(String, fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+	let skip = |error: rustix::io::Errno| match caused_by_the_job(&error) {
+		true => Ok(()),
+		false => Err(std::io::Error::from(error)),
+	};
+	if depth >= MAX_OUTPUT_DEPTH {
+		return Ok(());
+	}
+	let entries = match rustix::fs::Dir::read_from(dir) {
+		Ok(entries) => entries,
+		Err(error) => return skip(error),
+	};
+	let mut names = Vec::new();
+	for entry in entries {
+		let name = match entry {
+			Ok(entry) => entry.file_name().to_bytes().to_vec(),
+			Err(error) => return skip(error),
+		};
+		if name != b"." && name != b".." {
+			if let Ok(name) = String::from_utf8(name) {
+				names.push(name);
+			}
+		}
+	}
+	for name in names {
+		let relative = match prefix.is_empty() {
+			true => name.clone(),
+			false => format!("{prefix}/{name}"),
+		};
+		if !is_safe_output_path(&relative) {
 			continue;
 		}
-		if !kind.is_file() {
-			continue;
+		match open_at(dir, &name) {
+			Ok(Some((fd, true))) => visit(&fd, &relative, depth + 1, found)?,
+			Ok(Some((fd, false))) => found(relative, fs::File::from(fd))?,
+			Ok(None) => {}
+			Err(error) => skip(error)?,
 		}
-		let Some(relative) = relative_path(root, &path) else { continue };
-		let (hash, size) = hash_file(&path)?;
-		files.push(ManifestFile {
-			path: relative,
-			size,
-			blake2_256: format!("0x{}", hex::encode(hash)),
-		});
 	}
 	Ok(())
 }
 
-fn relative_path(root: &Path, path: &Path) -> Option<String> {
-	let relative = path.strip_prefix(root).ok()?;
-	let parts: Option<Vec<&str>> = relative.components().map(|c| c.as_os_str().to_str()).collect();
-	let joined = parts?.join("/");
-	is_safe_output_path(&joined).then_some(joined)
+/// Walks the outputs under `root` (nothing when there is no such folder, or a link or a file
+/// in its place: a native job runs as the worker's user and could put one there).
+fn walk(
+	root: &Path,
+	found: &mut dyn FnMut(String, fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+	use rustix::fs::{open, Mode, OFlags};
+	let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+	match open(root, flags, Mode::empty()) {
+		Ok(root) => visit(&root, "", 0, found),
+		Err(error) if caused_by_the_job(&error) => Ok(()),
+		Err(error) => Err(error.into()),
+	}
+}
+
+/// The plain files under `root` (recursively; links, special files, what a job made
+/// unreadable and names that are not safe relative UTF-8 paths left out), sorted by path.
+pub fn manifest(root: &Path) -> std::io::Result<Manifest> {
+	let mut files = Vec::new();
+	walk(root, &mut |path, file| {
+		let (hash, size) = hash_reader(file)?;
+		files.push(ManifestFile { path, size, blake2_256: format!("0x{}", hex::encode(hash)) });
+		Ok(())
+	})?;
+	files.sort_by(|a: &ManifestFile, b| a.path.cmp(&b.path));
+	Ok(Manifest { files })
 }
 
 /// The bytes under `root`, counted as the manifest would (for watching a running job).
 pub fn used_bytes(root: &Path) -> u64 {
-	fn size(dir: &Path) -> u64 {
-		let Ok(entries) = fs::read_dir(dir) else { return 0 };
-		entries
-			.flatten()
-			.map(|entry| match entry.file_type() {
-				Ok(kind) if kind.is_dir() => size(&entry.path()),
-				Ok(kind) if kind.is_file() => entry.metadata().map(|m| m.len()).unwrap_or(0),
-				_ => 0,
-			})
-			.sum()
-	}
-	size(root)
+	let mut total = 0u64;
+	let _ = walk(root, &mut |_, file| {
+		total += file.metadata().map(|m| m.len()).unwrap_or(0);
+		Ok(())
+	});
+	total
 }
 
 /// The manifest of the logs in `dir`: `stdout` and `stderr`, an absent one as empty.
@@ -234,6 +343,44 @@ mod tests {
 		assert_eq!(manifest.total_bytes(), 9);
 		assert_eq!(used_bytes(root), 9);
 		assert_eq!(super::manifest(&root.join("missing")).unwrap(), Manifest::default());
+	}
+
+	#[test]
+	fn nothing_a_job_leaves_in_its_outputs_escapes_them_or_stops_the_commit() {
+		use rustix::fs::{mkdirat, openat, Mode, OFlags};
+		let dir = tempfile::tempdir().unwrap();
+		let root = dir.path().join("outputs");
+		fs::create_dir_all(root.join("real")).unwrap();
+		fs::write(root.join("real/kept"), b"kept").unwrap();
+		// A link to the host's root, a link to a folder inside, a pipe nobody writes to.
+		std::os::unix::fs::symlink("/", root.join("host")).unwrap();
+		std::os::unix::fs::symlink("real", root.join("again")).unwrap();
+		let made = std::process::Command::new("mkfifo").arg(root.join("pipe")).status().unwrap();
+		assert!(made.success());
+		// Folders nested deeper than the limit and past PATH_MAX, made one name at a time.
+		let long = "d".repeat(200);
+		let mut at: OwnedFd = fs::File::open(&root).unwrap().into();
+		for _ in 0..MAX_OUTPUT_DEPTH + 8 {
+			mkdirat(&at, long.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+			at = openat(&at, long.as_str(), OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+				.unwrap();
+		}
+		let deep = openat(&at, "deep", OFlags::WRONLY | OFlags::CREATE, Mode::from_raw_mode(0o644))
+			.unwrap();
+		std::io::Write::write_all(&mut fs::File::from(deep), b"far down").unwrap();
+
+		let manifest = manifest(&root).unwrap();
+		let paths: Vec<_> = manifest.files.iter().map(|f| f.path.as_str()).collect();
+		assert_eq!(paths, ["real/kept"]);
+		assert_eq!(used_bytes(&root), 4);
+
+		assert_eq!(
+			open_beneath(&root, "real/kept").map(|f| f.metadata().unwrap().len()).ok(),
+			Some(4)
+		);
+		for refused in ["host/etc/passwd", "again/kept", "pipe", "real", "../outputs/real/kept"] {
+			assert!(open_beneath(&root, refused).is_err(), "{refused}");
+		}
 	}
 
 	#[test]
