@@ -130,6 +130,12 @@ pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
 		.env
 		.iter()
 		.map(|(k, v)| {
+			if !stint_primitives::is_job_env_name(k.as_bytes()) {
+				return Err(format!(
+					"job.env.{k}: not a name a job may set (STINT_*, NVIDIA_*, LD_*, \
+					 CUDA_VISIBLE_DEVICES, PATH and the C library's loader variables are reserved)"
+				));
+			}
 			Ok(EnvVar { key: text(k, "job.env name")?, value: text(v, &format!("job.env.{k}"))? })
 		})
 		.collect::<Result<Vec<_>, String>>()?;
@@ -267,6 +273,8 @@ bid_window_blocks = 10
 			.unwrap_err()
 			.starts_with("terms.deposit"));
 		assert!(parse(&GOOD.replace("[gpus]", "[gpu]")).is_err());
+		let preloads = GOOD.replace("EPOCHS = \"3\"", "LD_PRELOAD = \"/x.so\"");
+		assert!(parse(&preloads).unwrap_err().starts_with("job.env.LD_PRELOAD"));
 		assert!(parse("not toml").is_err());
 	}
 }

@@ -113,9 +113,81 @@ pub fn image_digest(image: &[u8]) -> Option<[u8; 32]> {
 	Some(digest)
 }
 
+/// Names a job's environment may not set: the worker sets them itself (`STINT_*`), they pick the
+/// GPUs a job sees (`NVIDIA_*`, `CUDA_VISIBLE_DEVICES` and its kin), or the dynamic loader and
+/// the C library act on them, loading code of the buyer's choosing into the process (glibc's
+/// list of variables unsafe for privileged programs).
+const RESERVED_ENV_PREFIXES: [&[u8]; 3] = [b"STINT_", b"NVIDIA_", b"LD_"];
+const RESERVED_ENV_NAMES: [&[u8]; 17] = [
+	b"CUDA_VISIBLE_DEVICES",
+	b"GPU_DEVICE_ORDINAL",
+	b"HIP_VISIBLE_DEVICES",
+	b"ROCR_VISIBLE_DEVICES",
+	b"PATH",
+	b"GCONV_PATH",
+	b"GETCONF_DIR",
+	b"GLIBC_TUNABLES",
+	b"HOSTALIASES",
+	b"LOCALDOMAIN",
+	b"LOCPATH",
+	b"MALLOC_TRACE",
+	b"NIS_PATH",
+	b"NLSPATH",
+	b"RESOLV_HOST_CONF",
+	b"RES_OPTIONS",
+	b"TZDIR",
+];
+
+/// Whether a job may set the environment variable `key`: a portable name (a letter or `_`,
+/// then letters, digits and `_`) that is not reserved (see the prefixes and names above).
+pub fn is_job_env_name(key: &[u8]) -> bool {
+	let portable = key.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+		&& key.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+	let starts = |prefix: &[u8]| {
+		key.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+	};
+	portable
+		&& !RESERVED_ENV_PREFIXES.iter().any(|prefix| starts(prefix))
+		&& !RESERVED_ENV_NAMES.iter().any(|name| key.eq_ignore_ascii_case(name))
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn a_job_sets_only_its_own_portable_names() {
+		for fine in [
+			"EPOCHS",
+			"batch_size",
+			"_X1",
+			"MODEL_PATH",
+			"CUDA_LAUNCH_BLOCKING",
+			"MALLOC_ARENA_MAX",
+			"TMPDIR",
+		] {
+			assert!(is_job_env_name(fine.as_bytes()), "{fine}");
+		}
+		for refused in [
+			"",
+			"1X",
+			"A-B",
+			"A=B",
+			"A B",
+			"LD_PRELOAD",
+			"ld_preload",
+			"LD_LIBRARY_PATH",
+			"CUDA_VISIBLE_DEVICES",
+			"NVIDIA_VISIBLE_DEVICES",
+			"STINT_LEASE",
+			"PATH",
+			"GCONV_PATH",
+			"GLIBC_TUNABLES",
+			"MALLOC_TRACE",
+		] {
+			assert!(!is_job_env_name(refused.as_bytes()), "{refused}");
+		}
+	}
 
 	#[test]
 	fn only_digest_pinned_images_pass() {

@@ -4,7 +4,7 @@
 //! stops the others.
 
 use stint_client::BidCosts;
-use stint_primitives::{Balance, DeviceId};
+use stint_primitives::{is_job_env_name, Balance, DeviceId};
 
 use crate::{config::BiddingConfig, executor::registry_of};
 
@@ -18,6 +18,8 @@ pub struct Candidate {
 	pub duration: Option<u32>,
 	pub image: Vec<u8>,
 	pub max_output_bytes: u64,
+	/// The names of the environment variables the job sets.
+	pub env: Vec<Vec<u8>>,
 }
 
 /// Where the provider stands.
@@ -60,6 +62,9 @@ pub enum Skip {
 	Registry(String),
 	OutputTooLarge,
 	DeviceNotSeen,
+	/// The job sets an environment variable the worker reserves (the loader's, the GPUs', the
+	/// worker's own): never run, whatever it pays.
+	ReservedEnv(String),
 	BelowOurPrice {
 		ours: Balance,
 	},
@@ -70,6 +75,9 @@ pub enum Skip {
 	/// The executor does not answer (the Docker engine is down): a lease won now could not be
 	/// acknowledged, and a provider that does not show is slashed.
 	ExecutorDown,
+	/// The runtime was upgraded and its calls no longer match this worker's: it takes no new
+	/// lease, so it keeps no bid standing either.
+	RuntimeIncompatible,
 }
 
 /// `candidate` with each busy device it offers swapped for a free device of this machine of
@@ -118,7 +126,9 @@ fn misfit(
 		.and_then(|image| image.rsplit_once('@'))
 		.map(|(name, _)| registry_of(name).to_string())
 		.unwrap_or_default();
-	if candidate.duration.is_some_and(|d| d > policy.max_duration) {
+	if let Some(key) = candidate.env.iter().find(|key| !is_job_env_name(key)) {
+		Some(Skip::ReservedEnv(String::from_utf8_lossy(key).into_owned()))
+	} else if candidate.duration.is_some_and(|d| d > policy.max_duration) {
 		Some(Skip::TooLong)
 	} else if candidate.duration.is_none() && !policy.open_ended {
 		Some(Skip::OpenEnded)
@@ -247,6 +257,7 @@ mod tests {
 			duration: Some(100),
 			image: format!("ghcr.io/acme/x@sha256:{}", "a".repeat(64)).into_bytes(),
 			max_output_bytes: 1 << 20,
+			env: vec![b"EPOCHS".to_vec()],
 		}
 	}
 
@@ -276,13 +287,15 @@ mod tests {
 		let mut big = order(4, "x");
 		big.max_output_bytes = 2 << 30;
 		let unseen = order(5, "x");
+		let mut preloads = order(7, "x");
+		preloads.env.push(b"LD_PRELOAD".to_vec());
 		let mut policy = policy();
 		policy.open_ended = false;
 		policy.max_leases = 10;
 		let (bids, skipped) = choose(
 			&policy,
 			&standing(),
-			&[cheap, long, open, big, unseen],
+			&[cheap, long, open, big, unseen, preloads],
 			|d| d != &[5; 32],
 			&Busy::new(),
 		);
@@ -295,7 +308,8 @@ mod tests {
 				Skip::TooLong,
 				Skip::OpenEnded,
 				Skip::OutputTooLarge,
-				Skip::DeviceNotSeen
+				Skip::DeviceNotSeen,
+				Skip::ReservedEnv("LD_PRELOAD".into()),
 			]
 		);
 		policy.registries = vec!["docker.io".into()];

@@ -87,6 +87,12 @@ impl JobFile {
 			.env
 			.iter()
 			.map(|(key, value)| {
+				if !stint_primitives::is_job_env_name(key.as_bytes()) {
+					return Err(format!(
+						"{key}: a job may not set this variable (the loader's, the GPUs' and the \
+						 worker's own are reserved)"
+					));
+				}
 				Ok(EnvVar {
 					key: bounded(key, "a variable name")?,
 					value: bounded(value, "a value")?,

@@ -68,7 +68,22 @@ async fn a_configured_program_runs_with_its_outputs_logs_and_gpus() {
 		"exit",
 		"5",
 	];
-	let job = request(dir.path(), 1, &sha256, &command);
+	let mut job = request(dir.path(), 1, &sha256, &command);
+	// An order that names the loader's or the worker's own variables changes neither: no
+	// library of the buyer's is preloaded, the job sees only its own GPUs and the worker's
+	// state stays where the worker put it.
+	for (key, value) in [
+		("CUDA_VISIBLE_DEVICES", "all"),
+		("LD_PRELOAD", "/nowhere/preload.so"),
+		("STINT_STATE", "/tmp"),
+		("STINT_NPROC", "100000"),
+	] {
+		let var = stint_primitives::EnvVar {
+			key: key.as_bytes().to_vec().try_into().unwrap(),
+			value: value.as_bytes().to_vec().try_into().unwrap(),
+		};
+		job.spec.env.try_push(var).unwrap();
+	}
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
@@ -76,6 +91,8 @@ async fn a_configured_program_runs_with_its_outputs_logs_and_gpus() {
 	native.collect_logs(&handle, &job.dirs.logs(), 1 << 20).await.unwrap();
 	let stdout = std::fs::read_to_string(job.dirs.logs().join("stdout")).unwrap();
 	assert_eq!(stdout, "wrote r.txt\nCUDA_VISIBLE_DEVICES=GPU-a,GPU-b\nGREETING=hi\n");
+	let stderr = std::fs::read_to_string(job.dirs.logs().join("stderr")).unwrap();
+	assert!(!stderr.contains("preload"), "{stderr}");
 	assert_eq!(std::fs::read(job.dirs.outputs().join("r.txt")).unwrap(), b"42");
 }
 
@@ -128,4 +145,32 @@ async fn a_job_outlives_its_worker_and_is_paused_and_stopped_as_a_group() {
 	assert_eq!(again.state(&handle).await.unwrap(), JobState::Exited { code: 143, oom: false });
 	again.remove(&handle).await.unwrap();
 	assert_eq!(again.state(&handle).await.unwrap(), JobState::Missing);
+}
+
+#[tokio::test]
+async fn a_pid_that_names_another_process_now_is_not_the_job() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let job = request(dir.path(), 9, &sha256, &["job", "sleep", "30"]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	assert_eq!(native.state(&handle).await.unwrap(), JobState::Running);
+	// The job dies with its supervisor (as in a reboot), leaving no exit code…
+	let pid_file = dir.path().join("state").join(&handle).join("pid");
+	let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+	let killed = std::process::Command::new("kill")
+		.args(["-KILL", "--", &format!("-{pid}")])
+		.status()
+		.unwrap();
+	assert!(killed.success());
+	// …and its pid now names another process group, someone else's.
+	let mut other = std::process::Command::new("setsid").args(["sleep", "30"]).spawn().unwrap();
+	std::thread::sleep(Duration::from_millis(200));
+	std::fs::write(&pid_file, other.id().to_string()).unwrap();
+	assert_eq!(native.state(&handle).await.unwrap(), JobState::Missing);
+	native.stop(&handle, 1).await.unwrap();
+	native.remove(&handle).await.unwrap();
+	assert!(other.try_wait().unwrap().is_none(), "another process group was signalled");
+	other.kill().unwrap();
+	other.wait().unwrap();
 }

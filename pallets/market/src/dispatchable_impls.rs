@@ -5,7 +5,7 @@ use crate::{
 	OrderId, OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, TermsOf,
 };
 use frame::prelude::*;
-use stint_primitives::{is_pinned_image, DeviceId};
+use stint_primitives::{is_job_env_name, is_pinned_image, DeviceId};
 use stint_traits::{LeaseFactory, ProviderCollateral, ProviderRegistry};
 
 impl<T: Config> Pallet<T> {
@@ -56,6 +56,7 @@ impl<T: Config> Pallet<T> {
 	/// Every rule an order must meet, each with its own error.
 	fn check_order(spec: &JobSpec, terms: &TermsOf<T>, deposit: BalanceOf<T>) -> DispatchResult {
 		ensure!(is_pinned_image(&spec.image), Error::<T>::ImageNotPinned);
+		ensure!(spec.env.iter().all(|var| is_job_env_name(&var.key)), Error::<T>::ReservedEnvName);
 		let gpus = terms.requirements.gpu_count;
 		ensure!(gpus > 0, Error::<T>::NoGpus);
 		ensure!(gpus <= T::MaxGpusPerOrder::get(), Error::<T>::TooManyGpus);

@@ -418,6 +418,10 @@ pub mod pallet {
 		BidChanged,
 		/// The provider already has `MaxStandingBids` bids standing.
 		TooManyStandingBids,
+		/// The job sets an environment variable that is not a portable name or that workers
+		/// reserve (`STINT_*`, `NVIDIA_*`, `LD_*`, `CUDA_VISIBLE_DEVICES`, `PATH`…): no worker
+		/// would run it.
+		ReservedEnvName,
 	}
 
 	#[pallet::hooks]

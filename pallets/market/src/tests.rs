@@ -75,6 +75,15 @@ fn create_order_refuses_bad_input() {
 		let mut unpinned = spec();
 		unpinned.image = b"ghcr.io/acme/train:latest".to_vec().try_into().unwrap();
 		refuse(unpinned, terms(), 1_000, Error::ImageNotPinned);
+		for key in ["LD_PRELOAD", "NVIDIA_VISIBLE_DEVICES", "STINT_LEASE", "PATH", "A-B", ""] {
+			let mut preloads = spec();
+			let var = stint_primitives::EnvVar {
+				key: key.as_bytes().to_vec().try_into().unwrap(),
+				value: b"x".to_vec().try_into().unwrap(),
+			};
+			preloads.env.try_push(var).unwrap();
+			refuse(preloads, terms(), 1_000, Error::ReservedEnvName);
+		}
 		let with = |f: fn(&mut TermsOf<Test>)| {
 			let mut t = terms();
 			f(&mut t);

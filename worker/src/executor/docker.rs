@@ -31,7 +31,7 @@ use bollard::{
 	},
 };
 use futures::StreamExt;
-use stint_primitives::{ExecutorKind, ReservedExit};
+use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
 
 use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
 
@@ -145,7 +145,11 @@ impl Docker {
 	}
 }
 
-fn container_body(job: &JobRequest, image_id: &str) -> ContainerCreateBody {
+/// The most image `VOLUME`s replaced by a sized tmpfs.
+const MAX_IMAGE_VOLUMES: usize = 16;
+
+/// The container for `job` on the image `image_id`, whose `VOLUME`s are `volumes`.
+fn container_body(job: &JobRequest, image_id: &str, volumes: &[String]) -> ContainerCreateBody {
 	let spec = &job.spec;
 	let words: Vec<String> =
 		spec.command.iter().map(|word| String::from_utf8_lossy(word).into_owned()).collect();
@@ -153,9 +157,13 @@ fn container_body(job: &JobRequest, image_id: &str) -> ContainerCreateBody {
 		Some((program, args)) => (Some(vec![program.clone()]), Some(args.to_vec())),
 		None => (None, None),
 	};
+	// Only names a job may set; the worker's own after them (the last of a name wins), and the
+	// GPUs the container sees named here too: an image's `NVIDIA_VISIBLE_DEVICES=all` on an
+	// engine whose default runtime is NVIDIA's would otherwise show it every GPU of the host.
 	let mut env: Vec<String> = spec
 		.env
 		.iter()
+		.filter(|var| is_job_env_name(&var.key))
 		.map(|var| {
 			format!("{}={}", String::from_utf8_lossy(&var.key), String::from_utf8_lossy(&var.value))
 		})
@@ -163,6 +171,10 @@ fn container_body(job: &JobRequest, image_id: &str) -> ContainerCreateBody {
 	env.push(format!("STINT_LEASE={}", job.lease));
 	env.push("STINT_OUTPUTS=/outputs".into());
 	env.push("STINT_INPUTS=/inputs".into());
+	env.push(match job.gpu_uuids.is_empty() {
+		true => "NVIDIA_VISIBLE_DEVICES=void".into(),
+		false => format!("NVIDIA_VISIBLE_DEVICES={}", job.gpu_uuids.join(",")),
+	});
 	let device_requests = (!job.gpu_uuids.is_empty()).then(|| {
 		vec![DeviceRequest {
 			driver: Some("nvidia".into()),
@@ -176,6 +188,17 @@ fn container_body(job: &JobRequest, image_id: &str) -> ContainerCreateBody {
 	log_options.insert("max-file".to_string(), "1".to_string());
 	let mut tmpfs = HashMap::new();
 	tmpfs.insert("/tmp".to_string(), format!("rw,nosuid,nodev,size={}m", job.limits.tmp_mib));
+	// An image's `VOLUME` would be a writable volume on the host's disk that no limit watches
+	// and that outlives the container: each is a sized tmpfs instead (counted in its memory).
+	// (At most MAX_IMAGE_VOLUMES of them: an image that declares more gets the rest as volumes,
+	// removed with the container.)
+	let cleaned = volumes.iter().map(|v| v.trim_end_matches('/')).filter(|v| v.starts_with('/'));
+	for volume in cleaned.filter(|v| !matches!(*v, "/outputs" | "/inputs")).take(MAX_IMAGE_VOLUMES)
+	{
+		tmpfs
+			.entry(volume.to_string())
+			.or_insert_with(|| format!("rw,nosuid,nodev,size={}m", job.limits.tmp_mib));
+	}
 	ContainerCreateBody {
 		image: Some(image_id.to_string()),
 		entrypoint,
@@ -296,9 +319,17 @@ impl Executor for Docker {
 			// Created before a crash: the same container, never a second one.
 			Ok(existing) => existing.id.unwrap_or(name.clone()),
 			Err(error) if not_found(&error) => {
+				let volumes: Vec<String> = engine
+					.inspect_image(image_id)
+					.await
+					.map_err(text)?
+					.config
+					.and_then(|config| config.volumes)
+					.map(|volumes| volumes.into_iter().collect())
+					.unwrap_or_default();
 				let options = CreateContainerOptionsBuilder::default().name(&name).build();
 				engine
-					.create_container(Some(options), container_body(job, image_id))
+					.create_container(Some(options), container_body(job, image_id, &volumes))
 					.await
 					.map_err(text)?
 					.id
@@ -371,7 +402,8 @@ impl Executor for Docker {
 	}
 
 	async fn remove(&self, handle: &str) -> Result<(), String> {
-		let options = RemoveContainerOptionsBuilder::default().force(true).build();
+		// With its anonymous volumes (an image's `VOLUME`s), which nothing else would remove.
+		let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
 		match self.engine().await?.remove_container(handle, Some(options)).await {
 			Ok(()) => Ok(()),
 			Err(error) if not_found(&error) => Ok(()),
@@ -444,7 +476,7 @@ mod tests {
 	#[test]
 	fn leased_gpus_are_asked_for_by_uuid_and_nothing_else() {
 		let uuids = vec!["GPU-a".to_string(), "GPU-b".to_string()];
-		let body = container_body(&job(uuids.clone()), "sha256:x");
+		let body = container_body(&job(uuids.clone()), "sha256:x", &[]);
 		let host = body.host_config.unwrap();
 		let requests = host.device_requests.unwrap();
 		assert_eq!(requests.len(), 1);
@@ -456,9 +488,36 @@ mod tests {
 			request.capabilities,
 			Some(vec![vec!["gpu".to_string(), "compute".to_string(), "utility".to_string()]])
 		);
-		let none = container_body(&job(vec![]), "sha256:x").host_config.unwrap();
+		let env = body.env.unwrap();
+		assert!(env.contains(&"NVIDIA_VISIBLE_DEVICES=GPU-a,GPU-b".to_string()), "{env:?}");
+		let none = container_body(&job(vec![]), "sha256:x", &[]);
+		assert!(none.env.unwrap().contains(&"NVIDIA_VISIBLE_DEVICES=void".to_string()));
+		let none = none.host_config.unwrap();
 		assert!(none.device_requests.is_none());
 		// Memory and CPUs left to the host only when the lease sets no share.
 		assert_eq!((none.memory, none.memory_swap, none.nano_cpus), (None, None, None));
+	}
+
+	/// The order's environment never sets what picks the GPUs or what the worker sets, and an
+	/// image's volumes are sized tmpfs, not unwatched disk.
+	#[test]
+	fn the_order_sets_only_its_own_variables_and_volumes_are_bounded() {
+		let mut job = job(vec![]);
+		for (key, value) in
+			[("EPOCHS", "3"), ("NVIDIA_VISIBLE_DEVICES", "all"), ("STINT_LEASE", "9")]
+		{
+			let var = stint_primitives::EnvVar {
+				key: key.as_bytes().to_vec().try_into().unwrap(),
+				value: value.as_bytes().to_vec().try_into().unwrap(),
+			};
+			job.spec.env.try_push(var).unwrap();
+		}
+		let body = container_body(&job, "sha256:x", &["/data/".into(), "/outputs".into()]);
+		let env = body.env.unwrap();
+		assert!(env.contains(&"EPOCHS=3".to_string()));
+		assert!(!env.iter().any(|var| var.ends_with("=all") || var == "STINT_LEASE=9"), "{env:?}");
+		let tmpfs = body.host_config.unwrap().tmpfs.unwrap();
+		assert!(tmpfs["/data"].contains("size="), "{tmpfs:?}");
+		assert!(!tmpfs.contains_key("/outputs"));
 	}
 }

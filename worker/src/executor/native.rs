@@ -18,7 +18,7 @@ use std::{
 };
 
 use sha2::{Digest, Sha256};
-use stint_primitives::{ExecutorKind, ReservedExit};
+use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
 
 use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
 use crate::config::NativeProgram;
@@ -90,8 +90,29 @@ impl Native {
 		(state != 'Z' && state != 'X').then_some(state)
 	}
 
+	/// What names process `pid` for good: the boot, and its start time in that boot (a pid
+	/// alone is reused, after a reboot or days later).
+	fn identity(pid: u32) -> Option<String> {
+		let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+		let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+		// Field 22, `starttime`; the fields after the command name start at field 3.
+		let started = stat.rsplit_once(')')?.1.split_whitespace().nth(19)?;
+		Some(format!("{} {started}", boot.trim()))
+	}
+
+	/// The job's supervisor's pid while that process is still the one started for it: `None`
+	/// once it is gone or its pid names another process.
+	fn live_pid(&self, handle: &str) -> Option<u32> {
+		let pid = self.pid(handle)?;
+		match std::fs::read_to_string(self.job_dir(handle).join("identity")) {
+			Ok(recorded) if Self::identity(pid).as_deref() != Some(recorded.trim()) => None,
+			_ => Self::process_state(pid).map(|_| pid),
+		}
+	}
+
 	fn signal(&self, handle: &str, signal: &str) -> Result<(), String> {
-		let Some(pid) = self.pid(handle) else { return Ok(()) };
+		// Never a process group that is no longer the job's.
+		let Some(pid) = self.live_pid(handle) else { return Ok(()) };
 		// The whole process group: the supervising shell leads it.
 		let _ = run("kill", &[&format!("-{signal}"), "--", &format!("-{pid}")]);
 		Ok(())
@@ -168,44 +189,53 @@ impl Executor for Native {
 			.arg("sh")
 			.arg("-c")
 			.arg(
-				"echo $$ > \"$STATE/pid\"; prlimit --nproc=\"$NPROC\" ${MEM:+\"$MEM\"} -- \"$@\" \
-				 > \"$STATE/stdout\" 2> \"$STATE/stderr\" < /dev/null; echo $? > \"$STATE/exit.tmp\" \
-				 && mv \"$STATE/exit.tmp\" \"$STATE/exit\"",
+				"echo $$ > \"$STINT_STATE/pid\"; prlimit --nproc=\"$STINT_NPROC\" \
+				 ${STINT_MEM:+\"$STINT_MEM\"} -- \"$@\" > \"$STINT_STATE/stdout\" \
+				 2> \"$STINT_STATE/stderr\" < /dev/null; echo $? > \"$STINT_STATE/exit.tmp\" \
+				 && mv \"$STINT_STATE/exit.tmp\" \"$STINT_STATE/exit\"",
 			)
 			.arg("stint-native-job")
 			.arg(program)
 			.args(&args)
 			.current_dir(job.dirs.outputs())
 			.env_clear()
-			.env("PATH", "/usr/local/bin:/usr/bin:/bin")
-			.env("STATE", &dir)
-			.env("NPROC", job.limits.pids.to_string())
-			.env("STINT_LEASE", job.lease.to_string())
-			.env("STINT_OUTPUTS", job.dirs.outputs())
-			.env("STINT_INPUTS", job.dirs.inputs())
-			.env("CUDA_VISIBLE_DEVICES", job.gpu_uuids.join(","))
 			.stdin(Stdio::null())
 			.stdout(Stdio::null())
 			.stderr(Stdio::null());
+		// The order's variables first, and only names a job may set (never the loader's, the
+		// GPUs' or the worker's: the bidding policy bids on no order that sets one); the
+		// worker's own after them.
+		for var in job.spec.env.iter().filter(|var| is_job_env_name(&var.key)) {
+			command.env(
+				String::from_utf8_lossy(&var.key).into_owned(),
+				String::from_utf8_lossy(&var.value).into_owned(),
+			);
+		}
+		command
+			.env("PATH", "/usr/local/bin:/usr/bin:/bin")
+			.env("STINT_STATE", &dir)
+			.env("STINT_NPROC", job.limits.pids.to_string())
+			.env("STINT_LEASE", job.lease.to_string())
+			.env("STINT_OUTPUTS", job.dirs.outputs())
+			.env("STINT_INPUTS", job.dirs.inputs())
+			.env("CUDA_VISIBLE_DEVICES", job.gpu_uuids.join(","));
 		if job.memory_bytes > 0 {
-			command.env("MEM", memory_limit(job.memory_bytes, !job.gpu_uuids.is_empty()));
+			command.env("STINT_MEM", memory_limit(job.memory_bytes, !job.gpu_uuids.is_empty()));
 		}
 		// Where the driver's libraries are found through the worker's own library path (a
 		// driver installed outside the loader's cache), the job needs the same path.
 		if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
 			command.env("LD_LIBRARY_PATH", path);
 		}
-		for var in job.spec.env.iter() {
-			command.env(
-				String::from_utf8_lossy(&var.key).into_owned(),
-				String::from_utf8_lossy(&var.value).into_owned(),
-			);
-		}
 		let child = command.spawn().map_err(|e| format!("cannot start {image_id}: {e}"))?;
 		// The supervisor outlives the worker: it is not waited for here, only its files are read.
 		drop(child);
 		for _ in 0..50 {
-			if dir.join("pid").exists() {
+			if let Some(pid) = self.pid(&handle) {
+				if let Some(identity) = Self::identity(pid) {
+					std::fs::write(dir.join("identity"), identity)
+						.map_err(|e| format!("{}: {e}", dir.display()))?;
+				}
 				return Ok(handle);
 			}
 			tokio::time::sleep(Duration::from_millis(20)).await;
@@ -219,10 +249,11 @@ impl Executor for Native {
 			let code = code.trim().parse().map_err(|_| format!("{handle}: a bad exit file"))?;
 			return Ok(JobState::Exited { code, oom: false });
 		}
-		let Some(pid) = self.pid(handle) else {
+		if self.pid(handle).is_none() {
 			return Ok(if dir.exists() { JobState::Created } else { JobState::Missing });
-		};
-		Ok(match Self::process_state(pid) {
+		}
+		let alive = self.live_pid(handle).and_then(Self::process_state);
+		Ok(match alive {
 			Some('T') => JobState::Paused,
 			Some(_) => JobState::Running,
 			// Gone without writing its exit code: stopped by the worker (which writes it in a
