@@ -41,6 +41,9 @@ pub struct Failover {
 	backoff: Backoff,
 	/// The index of the URL connected to, and the connection.
 	current: Mutex<Option<(usize, Client)>>,
+	/// The chain every node must be on, once known: a URL that leads to another is passed
+	/// over like one that does not answer (its state would say every lease is gone).
+	genesis: std::sync::Mutex<Option<[u8; 32]>>,
 }
 
 impl Failover {
@@ -49,7 +52,12 @@ impl Failover {
 		if urls.is_empty() {
 			return Err(Error::Connect { url: String::new(), reason: "no node URL given".into() });
 		}
-		Ok(Self { urls, backoff, current: Mutex::new(None) })
+		Ok(Self { urls, backoff, current: Mutex::new(None), genesis: Default::default() })
+	}
+
+	/// From now on, connects only to nodes of the chain whose genesis hash is `genesis`.
+	pub fn expect_genesis(&self, genesis: [u8; 32]) {
+		*self.genesis.lock().expect("not poisoned") = Some(genesis);
 	}
 
 	/// The URLs, in the order they are tried.
@@ -92,7 +100,19 @@ impl Failover {
 				let index = (start + offset) % self.urls.len();
 				let url = &self.urls[index];
 				match tokio::time::timeout(Duration::from_secs(10), Client::connect(url)).await {
-					Ok(Ok(client)) => return Ok((index, client)),
+					Ok(Ok(client)) => {
+						let expected = *self.genesis.lock().expect("not poisoned");
+						match expected {
+							Some(genesis) if client.genesis_hash() != genesis => {
+								last = format!(
+									"{url}: on another chain (genesis 0x{}, not 0x{})",
+									hex::encode(client.genesis_hash()),
+									hex::encode(genesis)
+								)
+							}
+							_ => return Ok((index, client)),
+						}
+					}
 					Ok(Err(error)) => last = format!("{url}: {error}"),
 					Err(_) => last = format!("{url}: no answer within 10 s"),
 				}

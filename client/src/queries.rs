@@ -163,6 +163,20 @@ impl Client {
 		self.call_api(runtime::runtime_apis().market_api().lease(id)).await
 	}
 
+	/// The id the next lease will get: every lease below it was created by this block.
+	pub async fn next_lease_id(&self) -> Result<LeaseId, Error> {
+		let at = self.block().await?;
+		match at
+			.storage()
+			.try_fetch(runtime::storage().leases().next_lease_id(), ())
+			.await
+			.map_err(Error::rpc)?
+		{
+			Some(value) => value.decode().map_err(Error::rpc),
+			None => Ok(0),
+		}
+	}
+
 	/// The last block in which the buyer of `lease` may still object to its early result, while
 	/// its verdict is pending (`None`: nothing pending).
 	pub async fn pending_verdict(&self, lease: LeaseId) -> Result<Option<u32>, Error> {

@@ -17,6 +17,11 @@ use crate::{
 /// How long one read or send may take before the connection counts as broken.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long after an extrinsic was seen in a block a finalized state still asking for it means
+/// that block was dropped (finality normally follows within a few blocks; while it stalls no
+/// finalized state asks at all).
+pub const REORG_AFTER: Duration = Duration::from_secs(30);
+
 /// Points where tests make the worker crash (`STINT_WORKER_CRASH_AT`), to prove that a restart
 /// from any of them sends exactly one result.
 pub fn crash_point(point: &str) {
@@ -168,21 +173,40 @@ impl Chain {
 							Some(lease),
 							format!("{slot}: signed for blocks before {until}, now {best}: signing again"),
 						);
+						journal.drop_extrinsic(lease, slot)?;
 						entry.extrinsics.remove(slot);
-						journal.put(&entry)?;
 						self.resync().await;
 					}
 				}
 			}
 		}
+		// Sent again although it was seen in a block: that block left the chain (a
+		// reorganisation), since the finalized state still asks for what it did.
+		let mut again = false;
 		let signed = match entry.extrinsics.get(slot) {
 			// In a block already: sending it again could only be refused. One that was refused
 			// there stays refused: it must never read as done (an ack refused is no ack).
 			Some(signed) if signed.included => {
-				return Ok(match &signed.refused {
-					Some(why) => Sent::Refused(why.clone()),
-					None => Sent::Included,
-				})
+				let since = signed.included_ms.map(|at| crate::unix_ms().saturating_sub(at));
+				match &signed.refused {
+					Some(why) => return Ok(Sent::Refused(why.clone())),
+					// Asked for again long after its block: that block is gone, the same
+					// bytes go out again (their nonce is free again).
+					None if since.is_some_and(|ms| ms >= REORG_AFTER.as_millis() as u64) => {
+						log::warn(
+							"chain",
+							Some(lease),
+							format!(
+								"{slot}: in a block {} s ago and still asked for at a finalized \
+								 block: sending it again",
+								since.unwrap_or_default() / 1000
+							),
+						);
+						again = true;
+						signed.clone()
+					}
+					None => return Ok(Sent::Included),
+				}
 			}
 			Some(signed) => signed.clone(),
 			None => {
@@ -206,6 +230,7 @@ impl Chain {
 					hash: tx.hash,
 					nonce: tx.nonce,
 					included: false,
+					included_ms: None,
 					valid_until: tx.valid_until,
 					refused: None,
 				};
@@ -244,11 +269,19 @@ impl Chain {
 			Sent::Rejected { .. } => "rejected",
 		};
 		self.metrics.submissions.with_label_values(&[&kind, result]).inc();
+		// Sent again and not taken (stale: its nonce is used, so it is in a block after all,
+		// one not finalized yet): it stays as it was, seen in a block, and is asked about again
+		// only after another while.
+		let outcome = match outcome {
+			Sent::Rejected { .. } if again => Sent::Included,
+			outcome => outcome,
+		};
 		let mut entry = journal.get(lease)?.unwrap_or(entry);
 		match &outcome {
 			Sent::Included | Sent::Refused(_) => {
 				if let Some(record) = entry.extrinsics.get_mut(slot) {
 					record.included = true;
+					record.included_ms = Some(crate::unix_ms());
 					if let Sent::Refused(why) = &outcome {
 						record.refused = Some(why.clone());
 					}
@@ -256,8 +289,7 @@ impl Chain {
 				journal.put(&entry)?;
 			}
 			Sent::Rejected { drop_signed: true, .. } => {
-				entry.extrinsics.remove(slot);
-				journal.put(&entry)?;
+				journal.drop_extrinsic(lease, slot)?;
 				self.resync().await;
 			}
 			Sent::Rejected { .. } => {}

@@ -66,8 +66,11 @@ pub struct SignedExtrinsic {
 	pub bytes: Vec<u8>,
 	pub hash: Vec<u8>,
 	pub nonce: u64,
-	/// Seen in a finalized block.
+	/// Seen in a block (a best block: a reorganisation may still drop it).
 	pub included: bool,
+	/// When it was last seen in a block (Unix ms); `None` in journals written before this.
+	#[serde(default)]
+	pub included_ms: Option<u64>,
 	/// The first block it can no longer be in (its era's end); `None` in journals written
 	/// before eras were kept.
 	#[serde(default)]
@@ -172,6 +175,10 @@ pub enum JournalError {
 		"lease {lease}: refusing to sign a second, different {slot} report (the first is kept)"
 	)]
 	ConflictingReport { lease: LeaseId, slot: String },
+	#[error(
+		"the export is of another chain (genesis {theirs}, this journal's is {ours}): not imported"
+	)]
+	OtherChain { ours: String, theirs: String },
 	#[error("{0}")]
 	Io(String),
 }
@@ -223,30 +230,85 @@ impl Journal {
 		}
 	}
 
-	/// Every entry, by lease id.
+	/// Every entry, by lease id. One that does not decode is left out (and its lease, if live,
+	/// is then one the journal never saw: left alone and alerted about), so that it stops no
+	/// other lease's duties.
 	pub fn all(&self) -> Result<Vec<LeaseEntry>, JournalError> {
 		let tx = self.db.begin_read().map_err(db)?;
 		let table = tx.open_table(LEASES).map_err(db)?;
 		let mut entries = Vec::new();
 		for row in table.iter().map_err(db)? {
-			let (key, value) = row.map_err(db)?;
-			entries.push(
-				serde_json::from_slice(value.value())
-					.map_err(|e| JournalError::Corrupt(key.value(), e.to_string()))?,
-			);
+			let (_, value) = row.map_err(db)?;
+			if let Ok(entry) = serde_json::from_slice(value.value()) {
+				entries.push(entry);
+			}
 		}
 		Ok(entries)
 	}
 
-	/// Writes `entry`, durably, before returning.
+	/// Writes `entry`, durably, before returning. A signed report or extrinsic already stored
+	/// for the lease is never forgotten by it (a writer that read the entry before it was
+	/// signed cannot erase it): extrinsics go only through [`Self::drop_extrinsic`].
 	pub fn put(&self, entry: &LeaseEntry) -> Result<(), JournalError> {
-		let bytes = serde_json::to_vec(entry).expect("plain data serializes");
+		self.update(entry.lease, |stored| {
+			let mut merged = entry.clone();
+			if let Some(stored) = stored {
+				// A report signed is the slot's for good: the stored one wins.
+				for (slot, report) in stored.reports {
+					merged.reports.insert(slot, report);
+				}
+				for (slot, old) in stored.extrinsics {
+					match merged.extrinsics.get(&slot) {
+						None => {
+							merged.extrinsics.insert(slot, old);
+						}
+						// The same bytes, known included: never back to not included.
+						Some(new) if new.hash == old.hash && old.included && !new.included => {
+							merged.extrinsics.insert(slot, old);
+						}
+						Some(_) => {}
+					}
+				}
+			}
+			Ok(Some(merged))
+		})
+		.map(|_| ())
+	}
+
+	/// Forgets the signed extrinsic of `lease` in `slot` (its bytes can never go in).
+	pub fn drop_extrinsic(&self, lease: LeaseId, slot: &str) -> Result<(), JournalError> {
+		self.update(lease, |stored| {
+			Ok(stored.map(|mut entry| {
+				entry.extrinsics.remove(slot);
+				entry
+			}))
+		})
+		.map(|_| ())
+	}
+
+	/// Reads the entry of `lease`, and writes what `change` makes of it, in one write
+	/// transaction (`None`: nothing written); returns what was written.
+	fn update(
+		&self,
+		lease: LeaseId,
+		change: impl FnOnce(Option<LeaseEntry>) -> Result<Option<LeaseEntry>, JournalError>,
+	) -> Result<Option<LeaseEntry>, JournalError> {
 		let tx = self.db.begin_write().map_err(db)?;
-		{
+		let written = {
 			let mut table = tx.open_table(LEASES).map_err(db)?;
-			table.insert(entry.lease, bytes.as_slice()).map_err(db)?;
-		}
-		tx.commit().map_err(db)
+			let stored = match table.get(lease).map_err(db)? {
+				Some(bytes) => serde_json::from_slice(bytes.value()).ok(),
+				None => None,
+			};
+			let written = change(stored)?;
+			if let Some(entry) = &written {
+				let bytes = serde_json::to_vec(entry).expect("plain data serializes");
+				table.insert(lease, bytes.as_slice()).map_err(db)?;
+			}
+			written
+		};
+		tx.commit().map_err(db)?;
+		Ok(written)
 	}
 
 	/// Removes `lease` (once its retention is over).
@@ -300,20 +362,27 @@ impl Journal {
 		receipt: Vec<u8>,
 		sign: impl FnOnce() -> Vec<u8>,
 	) -> Result<SignedReport, JournalError> {
-		let mut entry = self
-			.get(lease)?
-			.ok_or_else(|| JournalError::Db(format!("lease {lease} is not in the journal")))?;
 		let slot = slot(&kind);
-		if let Some(existing) = entry.reports.get(&slot) {
-			return match existing.commitment == commitment {
-				true => Ok(existing.clone()),
-				false => Err(JournalError::ConflictingReport { lease, slot }),
-			};
-		}
-		let report = SignedReport { kind, commitment, signature: sign(), receipt };
-		entry.reports.insert(slot, report.clone());
-		self.put(&entry)?;
-		Ok(report)
+		let mut report = None;
+		// Checked and written in one transaction: two callers cannot both sign the slot.
+		self.update(lease, |stored| {
+			let mut entry = stored
+				.ok_or_else(|| JournalError::Db(format!("lease {lease} is not in the journal")))?;
+			if let Some(existing) = entry.reports.get(&slot) {
+				return match existing.commitment == commitment {
+					true => {
+						report = Some(existing.clone());
+						Ok(None)
+					}
+					false => Err(JournalError::ConflictingReport { lease, slot: slot.clone() }),
+				};
+			}
+			let signed = SignedReport { kind, commitment, signature: sign(), receipt };
+			entry.reports.insert(slot.clone(), signed.clone());
+			report = Some(signed);
+			Ok(Some(entry))
+		})?;
+		Ok(report.expect("set on every path that returns Ok"))
 	}
 
 	/// Everything, for `journal export`.
@@ -332,8 +401,14 @@ impl Journal {
 	}
 
 	/// Loads an export into this (empty or older) journal; entries of the same lease are
-	/// replaced.
+	/// replaced, except that no report or extrinsic already signed here is forgotten. An export
+	/// of another chain (a different genesis) is refused: its lease ids name other leases.
 	pub fn import(&self, export: &Export) -> Result<(), JournalError> {
+		if let (Some(ours), Some(theirs)) = (self.meta("genesis")?, export.meta.get("genesis")) {
+			if &ours != theirs {
+				return Err(JournalError::OtherChain { ours, theirs: theirs.clone() });
+			}
+		}
 		for (key, value) in &export.meta {
 			self.set_meta(key, value)?;
 		}
@@ -431,6 +506,60 @@ mod tests {
 	}
 
 	#[test]
+	fn a_writer_that_read_before_a_signature_cannot_erase_it() {
+		let dir = tempfile::tempdir().unwrap();
+		let journal = Journal::open(&dir.path().join("j.redb")).unwrap();
+		journal.put(&LeaseEntry::new(1, [1; 32], spec(), vec![], ExecutorKind::Docker)).unwrap();
+		// Read (by a supervisor, say), then the report is signed and its extrinsic stored…
+		let mut stale = journal.get(1).unwrap().unwrap();
+		journal
+			.sign_report_once(1, ReportKind::Final, commitment(0), vec![], || vec![9; 64])
+			.unwrap();
+		let mut entry = journal.get(1).unwrap().unwrap();
+		let extrinsic = SignedExtrinsic {
+			slot: "result".into(),
+			bytes: vec![1, 2],
+			hash: vec![3],
+			nonce: 4,
+			included: true,
+			included_ms: None,
+			valid_until: None,
+			refused: None,
+		};
+		entry.extrinsics.insert("result".into(), extrinsic.clone());
+		journal.put(&entry).unwrap();
+		// …then the stale copy is written back, and one with the extrinsic not included.
+		stale.phase = Phase::Exited;
+		journal.put(&stale).unwrap();
+		let mut older = stale.clone();
+		older.extrinsics.insert("result".into(), SignedExtrinsic { included: false, ..extrinsic });
+		journal.put(&older).unwrap();
+		let kept = journal.get(1).unwrap().unwrap();
+		assert_eq!(kept.phase, Phase::Exited);
+		assert_eq!(kept.reports.len(), 1);
+		assert!(kept.extrinsics["result"].included);
+		// Only an explicit drop forgets an extrinsic.
+		journal.drop_extrinsic(1, "result").unwrap();
+		assert!(journal.get(1).unwrap().unwrap().extrinsics.is_empty());
+		// A second, different commitment is still refused after all of it.
+		let conflict =
+			journal.sign_report_once(1, ReportKind::Final, commitment(1), vec![], Vec::new);
+		assert!(matches!(conflict, Err(JournalError::ConflictingReport { .. })));
+	}
+
+	#[test]
+	fn an_entry_that_does_not_decode_stops_no_other() {
+		let dir = tempfile::tempdir().unwrap();
+		let journal = Journal::open(&dir.path().join("j.redb")).unwrap();
+		journal.put(&LeaseEntry::new(1, [1; 32], spec(), vec![], ExecutorKind::Docker)).unwrap();
+		let tx = journal.db.begin_write().unwrap();
+		tx.open_table(LEASES).unwrap().insert(2, b"not json".as_slice()).unwrap();
+		tx.commit().unwrap();
+		assert_eq!(journal.all().unwrap().iter().map(|e| e.lease).collect::<Vec<_>>(), [1]);
+		assert!(matches!(journal.get(2), Err(JournalError::Corrupt(2, _))));
+	}
+
+	#[test]
 	fn export_and_import_move_everything() {
 		let dir = tempfile::tempdir().unwrap();
 		let from = Journal::open(&dir.path().join("a.redb")).unwrap();
@@ -441,5 +570,11 @@ mod tests {
 		to.import(&serde_json::from_str(&json).unwrap()).unwrap();
 		assert_eq!(to.all().unwrap(), from.all().unwrap());
 		assert_eq!(to.meta("genesis").unwrap().as_deref(), Some("0x01"));
+		// An export of another chain names other leases by the same ids.
+		let other = Journal::open(&dir.path().join("c.redb")).unwrap();
+		other.set_meta("genesis", "0x02").unwrap();
+		let refused = other.import(&serde_json::from_str(&json).unwrap());
+		assert!(matches!(refused, Err(JournalError::OtherChain { .. })));
+		assert!(other.all().unwrap().is_empty());
 	}
 }
