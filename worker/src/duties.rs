@@ -156,6 +156,17 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 				 be reported and the bond slashed"
 			),
 		)],
+		// A fixed lease past its result deadline: a result now is a fee for a certain refusal.
+		// A job still running is stopped all the same at its end (the rows below).
+		(NextDuty::Result { by, .. }, Phase::OrderFault | Phase::Exited) if now.block >= by => {
+			vec![Alert(
+				id,
+				format!(
+					"the result was due by block {by}: too late to submit, the lease may be \
+					 reported and the bond slashed"
+				),
+			)]
+		}
 		// Acknowledged: the order was at fault, report it; otherwise run.
 		(_, Phase::OrderFault) => vec![Commit(id)],
 		(NextDuty::Suspended, Phase::Prepared | Phase::Acked) => Vec::new(),
@@ -361,6 +372,29 @@ mod tests {
 		assert_eq!(plan, vec![Checkpoint(7, 3)]);
 		let plan = plan_of(open(NOW.block + 1), Some(&entry(Exited)), None);
 		assert_eq!(plan, vec![Commit(7)]);
+	}
+
+	#[test]
+	fn past_a_fixed_leases_result_deadline_no_result_is_sent_but_it_is_said() {
+		let late = OnChain::Live {
+			next: NextDuty::Result { ends_at: 90, by: NOW.block },
+			checkpoint_interval: 50,
+		};
+		for phase in [Exited, OrderFault] {
+			let plan = plan_of(late, Some(&entry(phase)), None);
+			assert!(
+				matches!(plan.as_slice(), [Alert(7, why)] if why.contains("result was due")),
+				"{phase:?}: {plan:?}"
+			);
+		}
+		// Still running past its end: stopped all the same.
+		let plan = plan_of(late, Some(&entry(Running)), Some(J::Running));
+		assert_eq!(plan, vec![Stop(7, StopReason::TimeLimit)]);
+		let in_time = OnChain::Live {
+			next: NextDuty::Result { ends_at: 90, by: NOW.block + 1 },
+			checkpoint_interval: 50,
+		};
+		assert_eq!(plan_of(in_time, Some(&entry(Exited)), None), vec![Commit(7)]);
 	}
 
 	#[test]

@@ -19,7 +19,8 @@ use std::{
 use codec::Encode;
 use stint_client::{runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, Static};
 use stint_primitives::{
-	ExecutionReceipt, Instant, LeaseId, ReportKind, ReservedExit, StopReason, RECEIPT_DOMAIN,
+	BlockNumber, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
+	StopReason, RECEIPT_DOMAIN,
 };
 
 use crate::{
@@ -28,7 +29,7 @@ use crate::{
 	chain::{crash_point, Chain, Sent, CALL_TIMEOUT},
 	commit::{self, LeaseDirs},
 	config::{Config, GpuMode},
-	duties::{plan, Action, LeaseView, Now, OnChain},
+	duties::{plan, Action, LeaseView, Now, OnChain, ACK_MARGIN},
 	executor::{
 		Executor, FoundJob, JobRequest, JobState, PrepareError, CHAIN_LABEL, INSTANCE_LABEL,
 		LEASE_LABEL, WORKER_LABEL,
@@ -66,6 +67,7 @@ fn candidate(
 		duration: record.terms.duration,
 		image: record.spec.0.image.to_vec(),
 		max_output_bytes: record.spec.0.max_output_bytes,
+		env: record.spec.0.env.iter().map(|var| var.key.to_vec()).collect(),
 	}
 }
 
@@ -107,6 +109,8 @@ pub struct Worker<E: Executor> {
 	planning_best: AtomicBool,
 	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
 	first_seen: Mutex<HashMap<LeaseId, u64>>,
+	/// Acknowledged leases whose job does not start, and since when it has failed to.
+	start_failing: Mutex<HashMap<LeaseId, std::time::Instant>>,
 	/// The devices bound to this worker key, as the chain said last.
 	bound_devices: AtomicU32,
 	/// The runtime's spec version last checked, and whether the calls this worker uses still
@@ -146,8 +150,27 @@ impl<E: Executor> Drop for InFlight<E> {
 	}
 }
 
+/// How long an acknowledged lease's job may fail to start before it is reported lost.
+const START_GIVE_UP: Duration = Duration::from_secs(120);
+
 fn lease_is_live(status: &LeaseStatus) -> bool {
 	matches!(status, LeaseStatus::AwaitingAck | LeaseStatus::Running | LeaseStatus::Suspended)
+}
+
+/// A journaled lease that is not among this key's duties at a finalized block, as read there
+/// (`next_id`: the id the next lease gets at that block, if read). A live one is someone
+/// else's business now (touch nothing); a lease not yet created at that block was seen on a
+/// best block ahead of finality: not ended, only not known yet. Only a lease that existed and
+/// is gone or over is ended.
+fn off_duty(status: Option<&LeaseStatus>, id: LeaseId, next_id: Option<LeaseId>) -> OnChain {
+	match status {
+		Some(status) if lease_is_live(status) => OnChain::Unknown,
+		Some(_) => OnChain::Ended,
+		None => match next_id {
+			Some(next) if id < next => OnChain::Ended,
+			_ => OnChain::Unknown,
+		},
+	}
 }
 
 impl<E: Executor> Worker<E> {
@@ -193,6 +216,7 @@ impl<E: Executor> Worker<E> {
 			pending_bids: Mutex::new(HashMap::new()),
 			planning_best: AtomicBool::new(false),
 			first_seen: Mutex::new(HashMap::new()),
+			start_failing: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
 			compatibility: Mutex::new((0, false)),
 			executor_down: AtomicBool::new(false),
@@ -376,6 +400,12 @@ impl<E: Executor> Worker<E> {
 		self.compatibility.lock().expect("not poisoned").1
 	}
 
+	/// Checked, and found not to match (not merely unchecked yet, as at start-up).
+	fn known_incompatible(&self) -> bool {
+		let (spec, compatible) = *self.compatibility.lock().expect("not poisoned");
+		spec != 0 && !compatible
+	}
+
 	/// Checks, whenever the runtime's spec version changes, that the calls and runtime APIs this
 	/// worker uses still match it. After an upgrade that changed them the worker takes no new
 	/// work (no bids, no new leases) and says so loudly; running leases go on.
@@ -454,8 +484,10 @@ impl<E: Executor> Worker<E> {
 				me.planning_best.store(false, Ordering::SeqCst);
 			});
 		}
-		// With bidding disabled the round still retracts this key's standing bids.
-		if !self.compatible() {
+		// With bidding disabled, or after an upgrade the worker does not match, the round
+		// still retracts this key's standing bids: one that won would be a lease it does not
+		// take, and a no-show is slashed. Until the runtime is checked, nothing is done.
+		if !self.compatible() && !self.known_incompatible() {
 			return;
 		}
 		if self.bidding.swap(true, Ordering::SeqCst) {
@@ -488,7 +520,14 @@ impl<E: Executor> Worker<E> {
 			retention_secs: 0,
 		};
 		for duty in duties {
-			let entry = self.journal.get(duty.id).map_err(|e| e.to_string())?;
+			// One entry that cannot be read stops no other lease's steps.
+			let entry = match self.journal.get(duty.id) {
+				Ok(entry) => entry,
+				Err(why) => {
+					self.alert_once(duty.id, &why.to_string());
+					continue;
+				}
+			};
 			let in_flight = self.in_flight.lock().expect("not poisoned").contains(&duty.id);
 			let view = LeaseView {
 				id: duty.id,
@@ -546,6 +585,8 @@ impl<E: Executor> Worker<E> {
 				.map_err(|e| RunError::Setup(e.to_string()))?,
 		}
 		*self.genesis.lock().expect("not poisoned") = genesis;
+		// A failover to a node of another chain would read every lease as gone.
+		self.chain.failover.expect_genesis(genesis);
 		if self.config.worker.gpus == GpuMode::Off {
 			// Without passthrough every bound device counts as served: on a live chain that
 			// would win GPU leases and run them on the CPU.
@@ -625,6 +666,8 @@ impl<E: Executor> Worker<E> {
 			};
 			chain.insert(duty.id, (live, Some(duty.clone())));
 		}
+		// Read once, and only when some journaled lease is off duty.
+		let mut next_id: Option<Option<LeaseId>> = None;
 		for (id, entry) in &entries {
 			if chain.contains_key(id) {
 				continue;
@@ -632,8 +675,13 @@ impl<E: Executor> Worker<E> {
 			let state = match entry.phase {
 				Phase::Done => OnChain::Ended,
 				_ => match tokio::time::timeout(CALL_TIMEOUT, at.lease(*id)).await {
-					Ok(Ok(Some(record))) if lease_is_live(&record.status) => OnChain::Unknown,
-					Ok(Ok(_)) => OnChain::Ended,
+					Ok(Ok(record)) => {
+						if record.is_none() && next_id.is_none() {
+							let read = tokio::time::timeout(CALL_TIMEOUT, at.next_lease_id()).await;
+							next_id = Some(read.ok().and_then(Result::ok));
+						}
+						off_duty(record.as_ref().map(|r| &r.status), *id, next_id.flatten())
+					}
 					_ => OnChain::Unknown,
 				},
 			};
@@ -778,6 +826,13 @@ impl<E: Executor> Worker<E> {
 		});
 	}
 
+	/// Returns once the best block is `ACK_MARGIN` blocks from `by`, an ack deadline.
+	async fn ack_deadline_near(&self, by: BlockNumber) {
+		while self.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) < by {
+			tokio::time::sleep(Duration::from_millis(200)).await;
+		}
+	}
+
 	fn begin(self: &Arc<Self>, lease: LeaseId) -> Option<InFlight<E>> {
 		self.in_flight
 			.lock()
@@ -827,21 +882,7 @@ impl<E: Executor> Worker<E> {
 				log::info("executor", Some(id), "resumed on chain: job unpaused");
 				self.journal.put(&entry).map_err(|e| e.to_string())
 			}
-			Action::Lost(id) => {
-				let mut entry = self.entry(id)?;
-				if entry.exit.is_none() {
-					log::alert("executor", Some(id), "the job vanished: reporting it lost");
-					entry.exit = Some(Exit {
-						code: ReservedExit::ContainerLost.code(),
-						reason: StopReason::Exited,
-						at: self.instant(),
-					});
-					entry.phase = Phase::Exited;
-					self.journal.put(&entry).map_err(|e| e.to_string())?;
-					self.metrics.jobs.with_label_values(&["lost"]).inc();
-				}
-				self.commit(id).await
-			}
+			Action::Lost(id) => self.report_lost(id, "the job vanished").await,
 			Action::Finish(id) => self.finish(id).await,
 			Action::Forget(id) => self.forget(id).await,
 			Action::Adopt(id) => self.adopt(id, duty.ok_or("no duty to adopt from")?).await,
@@ -918,7 +959,28 @@ impl<E: Executor> Worker<E> {
 			);
 			return Ok(false);
 		}
-		match self.executor.resolve(&entry.spec.image).await {
+		// Preparation races the ack deadline: what is not ready ACK_MARGIN blocks before it (a
+		// registry or an input server that trickles bytes, chosen by the buyer) is the order's
+		// fault, acknowledged and reported, not a no-show the provider is slashed for.
+		// Only a preparation that began in time races the deadline: one that begins within the
+		// margin (a worker restarted late) is the provider's lateness, never the order's fault.
+		let by = match duty.next {
+			NextDuty::Ack { by }
+				if self.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) < by =>
+			{
+				by
+			}
+			_ => BlockNumber::MAX,
+		};
+		let resolved = tokio::select! {
+			biased;
+			resolved = self.executor.resolve(&entry.spec.image) => resolved,
+			() = self.ack_deadline_near(by) => Err(PrepareError::Order(
+				ReservedExit::ImageUnavailable,
+				format!("the image was not ready {ACK_MARGIN} blocks before the ack deadline"),
+			)),
+		};
+		match resolved {
 			Ok(image_id) => entry.image_id = Some(image_id),
 			Err(PrepareError::Order(code, why)) => {
 				log::warn("executor", Some(id), format!("the order's image: {why}"));
@@ -939,19 +1001,36 @@ impl<E: Executor> Worker<E> {
 			.map(|input| (String::from_utf8_lossy(&input.uri).into_owned(), input.content_hash))
 			.collect();
 		let (folder, private) = (dirs.inputs(), self.config.worker.allow_private_inputs);
-		let fetched =
-			tokio::task::spawn_blocking(move || fetch_inputs(&inputs, &folder, private, free))
-				.await
-				.map_err(|e| e.to_string())?;
+		// The inputs share the disk with the outputs the order may write.
+		let budget = free.saturating_sub(entry.spec.max_output_bytes);
+		let stop = Arc::new(AtomicBool::new(false));
+		let stopped = stop.clone();
+		let fetching = tokio::task::spawn_blocking(move || {
+			fetch_inputs(&inputs, &folder, private, budget, &stopped)
+		});
+		let fetched = tokio::select! {
+			biased;
+			fetched = fetching => fetched.map_err(|e| e.to_string())?,
+			// The fetch thread is told to stop; it ends at its next read.
+			() = self.ack_deadline_near(by) => Err(PrepareError::Order(
+				ReservedExit::InputUnreachable,
+				format!("the inputs were not fetched {ACK_MARGIN} blocks before the ack deadline"),
+			)),
+		};
+		stop.store(true, Ordering::Relaxed);
 		match fetched {
 			Ok(hashes) => {
 				entry.input_hashes = hashes;
 				entry.phase = Phase::Prepared;
 			}
-			Err((code, why)) => {
+			Err(PrepareError::Order(code, why)) => {
 				log::warn("executor", Some(id), format!("the order's input: {why}"));
 				entry.order_fault = Some(code.code());
 				entry.phase = Phase::OrderFault;
+			}
+			Err(PrepareError::Provider(why)) => {
+				self.alert_once(id, &format!("cannot store the inputs: {why}: not acknowledged"));
+				return Ok(false);
 			}
 		}
 		self.journal.put(&entry).map_err(|e| e.to_string())?;
@@ -1009,7 +1088,50 @@ impl<E: Executor> Worker<E> {
 		})
 	}
 
+	/// Reports the job of `id` lost (the reserved code, the provider's fault), once.
+	async fn report_lost(self: &Arc<Self>, id: LeaseId, why: &str) -> Result<(), String> {
+		let mut entry = self.entry(id)?;
+		if entry.exit.is_none() {
+			log::alert("executor", Some(id), format!("{why}: reporting it lost"));
+			entry.exit = Some(Exit {
+				code: ReservedExit::ContainerLost.code(),
+				reason: StopReason::Exited,
+				at: self.instant(),
+			});
+			entry.phase = Phase::Exited;
+			self.journal.put(&entry).map_err(|e| e.to_string())?;
+			self.metrics.jobs.with_label_values(&["lost"]).inc();
+		}
+		self.commit(id).await
+	}
+
+	/// Starts the job of an acknowledged lease. One that has failed to start for
+	/// [`START_GIVE_UP`] (an engine that cannot give it its GPUs, an image pruned since) is
+	/// reported lost: a failed result now, not a missed one the bond is slashed for later
+	/// while the buyer pays for nothing.
 	async fn start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		let why = match self.try_start(id).await {
+			Ok(()) => {
+				self.start_failing.lock().expect("not poisoned").remove(&id);
+				return Ok(());
+			}
+			Err(why) => why,
+		};
+		let since = *self
+			.start_failing
+			.lock()
+			.expect("not poisoned")
+			.entry(id)
+			.or_insert_with(std::time::Instant::now);
+		if since.elapsed() < START_GIVE_UP {
+			return Err(format!("the job does not start: {why}"));
+		}
+		self.start_failing.lock().expect("not poisoned").remove(&id);
+		let secs = START_GIVE_UP.as_secs();
+		self.report_lost(id, &format!("the job has not started for {secs} s ({why})")).await
+	}
+
+	async fn try_start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
 		let mut entry = self.entry(id)?;
 		let image_id = match entry.image_id.clone() {
 			Some(image_id) => image_id,
@@ -1254,6 +1376,7 @@ impl<E: Executor> Worker<E> {
 	}
 
 	async fn finish(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+		self.start_failing.lock().expect("not poisoned").remove(&id);
 		let mut entry = self.entry(id)?;
 		if let Some(handle) = entry.container.clone() {
 			if matches!(self.executor.state(&handle).await?, JobState::Running | JobState::Paused) {
@@ -1404,12 +1527,14 @@ impl<E: Executor> Worker<E> {
 		let standing_bids = client.bids_of(&self.account).await.map_err(rpc)?;
 		let scratch_free_bytes = stint_probe::free_bytes(&self.config.worker.data_dir)?;
 		let executor_ready = self.executor_ready().await;
+		let incompatible = self.known_incompatible();
 		let mut retracted = HashSet::new();
 		for (order, bid) in &standing_bids {
 			// One order that cannot be read never stops the others; its bid stays.
 			let Ok(Some(record)) = client.order(*order).await else { continue };
 			let candidate = candidate(*order, &record, bid.devices.0.iter().copied(), &models);
 			let why = match executor_ready {
+				_ if incompatible => Some(bidding::Skip::RuntimeIncompatible),
 				false => Some(bidding::Skip::ExecutorDown),
 				true => bidding::stale(
 					&self.config.bidding,
@@ -1442,7 +1567,7 @@ impl<E: Executor> Worker<E> {
 				),
 			}
 		}
-		if !self.config.bidding.enabled || !executor_ready {
+		if !self.config.bidding.enabled || !executor_ready || incompatible {
 			return Ok(());
 		}
 		let standing_bids: Vec<_> =
@@ -1610,13 +1735,24 @@ pub fn fetch_inputs(
 	folder: &Path,
 	allow_private: bool,
 	budget: u64,
-) -> Result<Vec<[u8; 32]>, (ReservedExit, String)> {
+	stop: &AtomicBool,
+) -> Result<Vec<[u8; 32]>, PrepareError> {
 	use std::io::{Read, Write};
-	let unreachable = |why: String| (ReservedExit::InputUnreachable, why);
+	let unreachable = |why: String| PrepareError::Order(ReservedExit::InputUnreachable, why);
+	// A full or broken disk here is the provider's, not the order's.
+	let local =
+		|index: usize, e: std::io::Error| PrepareError::Provider(format!("input {index}: {e}"));
+	let mut agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(300));
+	if !allow_private {
+		agent = agent.resolver(public_only);
+	}
+	let agent = agent.build();
 	let mut hashes = Vec::new();
+	let mut left = budget;
 	for (index, (uri, expected)) in inputs.iter().enumerate() {
 		let target = folder.join(index.to_string());
 		if target.is_file() {
+			// Fetched before a restart: already on the disk the budget was measured on.
 			if let Ok((hash, _)) = commit::hash_file(&target) {
 				if &hash == expected {
 					hashes.push(hash);
@@ -1627,38 +1763,42 @@ pub fn fetch_inputs(
 		if !(uri.starts_with("http://") || uri.starts_with("https://")) {
 			return Err(unreachable(format!("input {index}: only http(s) inputs are fetched")));
 		}
-		if !allow_private && points_inside(uri) {
-			return Err(unreachable(format!(
-				"input {index}: {uri} is a loopback or private address"
-			)));
-		}
-		let response = ureq::get(uri)
-			.timeout(Duration::from_secs(300))
-			.call()
-			.map_err(|e| unreachable(format!("input {index}: {e}")))?;
-		let mut reader = response.into_reader().take(budget.saturating_add(1));
-		let mut file = std::fs::File::create(&target)
-			.map_err(|e| unreachable(format!("input {index}: {e}")))?;
+		let response =
+			agent.get(uri).call().map_err(|e| unreachable(format!("input {index}: {e}")))?;
+		let mut reader = response.into_reader().take(left.saturating_add(1));
+		let mut file = std::fs::File::create(&target).map_err(|e| local(index, e))?;
 		let mut state = blake2b_simd::Params::new().hash_length(32).to_state();
 		let mut buffer = vec![0u8; 64 * 1024];
 		let mut size = 0u64;
 		loop {
+			if stop.load(Ordering::Relaxed) {
+				drop(file);
+				let _ = std::fs::remove_file(&target);
+				return Err(unreachable(format!("input {index}: abandoned")));
+			}
 			let n =
 				reader.read(&mut buffer).map_err(|e| unreachable(format!("input {index}: {e}")))?;
 			if n == 0 {
 				break;
 			}
 			size += n as u64;
+			if size > left {
+				drop(file);
+				let _ = std::fs::remove_file(&target);
+				return Err(unreachable(format!(
+					"input {index}: the inputs are larger than the free disk leaves beside the \
+					 outputs"
+				)));
+			}
 			state.update(&buffer[..n]);
-			file.write_all(&buffer[..n]).map_err(|e| unreachable(format!("input {index}: {e}")))?;
+			file.write_all(&buffer[..n]).map_err(|e| local(index, e))?;
 		}
-		if size > budget {
-			return Err(unreachable(format!("input {index}: larger than the free disk")));
-		}
+		file.sync_all().map_err(|e| local(index, e))?;
+		left -= size;
 		let hash: [u8; 32] = state.finalize().as_bytes().try_into().expect("32 bytes asked");
 		if &hash != expected {
 			let _ = std::fs::remove_file(&target);
-			return Err((
+			return Err(PrepareError::Order(
 				ReservedExit::InputHashMismatch,
 				format!("input {index}: its content does not hash to the order's content_hash"),
 			));
@@ -1668,29 +1808,47 @@ pub fn fetch_inputs(
 	Ok(hashes)
 }
 
-/// Whether `uri`'s host resolves to a loopback, private, link-local or unspecified address.
-fn points_inside(uri: &str) -> bool {
-	use std::net::{IpAddr, ToSocketAddrs};
-	let rest = uri.split_once("://").map_or(uri, |(_, rest)| rest);
-	let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-	let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-	let with_port = match authority.rsplit_once(':') {
-		Some((_, port))
-			if port.chars().all(|c| c.is_ascii_digit()) && !authority.ends_with(']') =>
-		{
-			authority.to_string()
-		}
-		_ => format!("{authority}:80"),
-	};
-	let Ok(addresses) = with_port.to_socket_addrs() else { return true };
-	addresses.map(|a| a.ip()).any(|ip| match ip {
+/// Resolves an input's `host:port`, refusing it when any address is on the provider's own
+/// network. It runs for every connection, each redirect's included, and the connection goes
+/// to exactly the addresses it checked: a name that resolves differently the second time
+/// gains nothing.
+fn public_only(netloc: &str) -> std::io::Result<Vec<std::net::SocketAddr>> {
+	use std::net::ToSocketAddrs;
+	let addresses: Vec<std::net::SocketAddr> = netloc.to_socket_addrs()?.collect();
+	match addresses.iter().find(|address| is_inside(address.ip())) {
+		Some(inside) => Err(std::io::Error::new(
+			std::io::ErrorKind::PermissionDenied,
+			format!("{netloc} is a loopback or private address ({})", inside.ip()),
+		)),
+		None => Ok(addresses),
+	}
+}
+
+/// Whether `ip` is loopback, private, shared (carrier NAT), link-local, unspecified or
+/// broadcast: the provider's own network, never an input's.
+fn is_inside(ip: std::net::IpAddr) -> bool {
+	use std::net::IpAddr;
+	match ip {
 		IpAddr::V4(v4) => {
-			v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified()
+			let [a, b, ..] = v4.octets();
+			v4.is_loopback()
+				|| v4.is_private()
+				|| v4.is_link_local()
+				|| v4.is_unspecified()
+				|| v4.is_broadcast()
+				|| a == 0 || (a == 100 && (64..128).contains(&b))
 		}
-		IpAddr::V6(v6) => {
-			v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00
-		}
-	})
+		IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+			Some(v4) => is_inside(IpAddr::V4(v4)),
+			None => {
+				let first = v6.segments()[0];
+				v6.is_loopback()
+					|| v6.is_unspecified()
+					|| (first & 0xfe00) == 0xfc00
+					|| (first & 0xffc0) == 0xfe80
+			}
+		},
+	}
 }
 
 #[cfg(test)]
@@ -1718,6 +1876,19 @@ mod tests {
 	}
 
 	#[test]
+	fn a_lease_seen_ahead_of_finality_is_not_ended_by_a_finalized_block_without_it() {
+		// Created on a best block: absent at the finalized one, whose next id is not past it.
+		assert_eq!(off_duty(None, 7, Some(7)), OnChain::Unknown);
+		assert_eq!(off_duty(None, 9, Some(7)), OnChain::Unknown);
+		// The id unread: nothing is concluded either.
+		assert_eq!(off_duty(None, 3, None), OnChain::Unknown);
+		// Created, then gone (refunded, removed): ended.
+		assert_eq!(off_duty(None, 6, Some(7)), OnChain::Ended);
+		assert_eq!(off_duty(Some(&LeaseStatus::Completed), 6, Some(7)), OnChain::Ended);
+		assert_eq!(off_duty(Some(&LeaseStatus::Running), 6, Some(7)), OnChain::Unknown);
+	}
+
+	#[test]
 	fn gpus_off_only_on_development_and_local_chains() {
 		assert!(gpus_off_allowed("Development"));
 		assert!(gpus_off_allowed("Local"));
@@ -1725,23 +1896,97 @@ mod tests {
 		assert!(!gpus_off_allowed("Custom(\"x\")"));
 	}
 
+	fn go() -> AtomicBool {
+		AtomicBool::new(false)
+	}
+
 	#[test]
 	fn inputs_on_the_providers_own_network_are_refused() {
-		assert!(points_inside("http://127.0.0.1:9944/"));
-		assert!(points_inside("http://localhost/x"));
-		assert!(points_inside("http://10.1.2.3/x"));
-		assert!(points_inside("http://user@192.168.0.1:8080/x"));
-		assert!(points_inside("http://[::1]:80/x"));
-		assert!(points_inside("http://169.254.169.254/latest/meta-data"));
+		for inside in [
+			"127.0.0.1:9944",
+			"localhost:80",
+			"10.1.2.3:80",
+			"192.168.0.1:8080",
+			"[::1]:80",
+			"169.254.169.254:80",
+			"100.64.0.1:80",
+			"0.0.0.0:80",
+			"[::ffff:127.0.0.1]:80",
+			"[fe80::1]:80",
+			"[fd00::1]:80",
+		] {
+			assert!(public_only(inside).is_err(), "{inside}");
+		}
+		assert_eq!(public_only("8.8.8.8:53").unwrap().len(), 1);
 		let dir = tempfile::tempdir().unwrap();
-		let refused =
-			fetch_inputs(&[("http://127.0.0.1:1/x".into(), [0; 32])], dir.path(), false, 1 << 20);
-		assert!(
-			matches!(refused, Err((ReservedExit::InputUnreachable, why)) if why.contains("private"))
+		let refused = fetch_inputs(
+			&[("http://127.0.0.1:1/x".into(), [0; 32])],
+			dir.path(),
+			false,
+			1 << 20,
+			&go(),
 		);
-		let scheme =
-			fetch_inputs(&[("file:///etc/passwd".into(), [0; 32])], dir.path(), true, 1 << 20);
-		assert!(matches!(scheme, Err((ReservedExit::InputUnreachable, _))));
+		assert!(
+			matches!(&refused, Err(PrepareError::Order(ReservedExit::InputUnreachable, why))
+				if why.contains("private")),
+			"{refused:?}"
+		);
+		let scheme = fetch_inputs(
+			&[("file:///etc/passwd".into(), [0; 32])],
+			dir.path(),
+			true,
+			1 << 20,
+			&go(),
+		);
+		assert!(matches!(scheme, Err(PrepareError::Order(ReservedExit::InputUnreachable, _))));
+	}
+
+	#[test]
+	fn a_redirect_to_the_providers_own_network_is_refused() {
+		// A public-looking server (here on loopback, allowed only for the test's first hop)
+		// that redirects to loopback: the check runs again on the redirect's connection.
+		let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+		let port = server.server_addr().to_ip().unwrap().port();
+		std::thread::spawn(move || {
+			for request in server.incoming_requests() {
+				let to =
+					"Location: http://127.0.0.1:9/secret".parse::<tiny_http::Header>().unwrap();
+				let _ = request.respond(tiny_http::Response::empty(302).with_header(to));
+			}
+		});
+		let agent = ureq::AgentBuilder::new()
+			.resolver(move |netloc: &str| match netloc.ends_with(&format!(":{port}")) {
+				true => Ok(vec![std::net::SocketAddr::from(([127, 0, 0, 1], port))]),
+				false => public_only(netloc),
+			})
+			.build();
+		let redirected = agent.get(&format!("http://127.0.0.1:{port}/data")).call();
+		let why = redirected.err().map(|e| e.to_string()).unwrap_or_default();
+		assert!(why.contains("private"), "{why}");
+	}
+
+	#[test]
+	fn the_inputs_together_fit_in_the_budget() {
+		let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+		let port = server.server_addr().to_ip().unwrap().port();
+		std::thread::spawn(move || {
+			for request in server.incoming_requests() {
+				let _ = request.respond(tiny_http::Response::from_string("0123456789"));
+			}
+		});
+		let dir = tempfile::tempdir().unwrap();
+		let ten = stint_primitives::blake2_256(b"0123456789");
+		let uri = format!("http://127.0.0.1:{port}/data");
+		let both = [(uri.clone(), ten), (uri, ten)];
+		// Each alone fits in 15 bytes; both do not.
+		let over = fetch_inputs(&both, dir.path(), true, 15, &go());
+		assert!(matches!(over, Err(PrepareError::Order(ReservedExit::InputUnreachable, _))));
+		assert!(!dir.path().join("1").exists(), "the input over the budget is not kept");
+		assert_eq!(fetch_inputs(&both, dir.path(), true, 20, &go()), Ok(vec![ten, ten]));
+		// A folder the worker cannot write to is the provider's fault.
+		let gone = dir.path().join("gone");
+		let unwritable = fetch_inputs(&both, &gone, true, 20, &go());
+		assert!(matches!(unwritable, Err(PrepareError::Provider(_))), "{unwritable:?}");
 	}
 
 	#[test]
@@ -1756,11 +2001,14 @@ mod tests {
 		let dir = tempfile::tempdir().unwrap();
 		let uri = format!("http://127.0.0.1:{port}/data");
 		let good = stint_primitives::blake2_256(b"input bytes");
-		assert_eq!(fetch_inputs(&[(uri.clone(), good)], dir.path(), true, 1 << 20), Ok(vec![good]));
+		assert_eq!(
+			fetch_inputs(&[(uri.clone(), good)], dir.path(), true, 1 << 20, &go()),
+			Ok(vec![good])
+		);
 		assert_eq!(std::fs::read(dir.path().join("0")).unwrap(), b"input bytes");
 		let other = tempfile::tempdir().unwrap();
-		let wrong = fetch_inputs(&[(uri, [1; 32])], other.path(), true, 1 << 20);
-		assert!(matches!(wrong, Err((ReservedExit::InputHashMismatch, _))));
+		let wrong = fetch_inputs(&[(uri, [1; 32])], other.path(), true, 1 << 20, &go());
+		assert!(matches!(wrong, Err(PrepareError::Order(ReservedExit::InputHashMismatch, _))));
 		assert!(!other.path().join("0").exists());
 	}
 }

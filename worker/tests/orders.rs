@@ -2,6 +2,9 @@
 //! - an order's inputs are fetched over HTTP, checked against their hashes and given to the job
 //!   read-only; an input whose content does not match its hash is the order's fault
 //!   (acknowledged, failed with the reserved code, no container);
+//! - an input that trickles in past the ack deadline is the order's fault too: the lease is
+//!   acknowledged two blocks before its deadline and failed with the reserved code, never left
+//!   to be a no-show the provider is slashed for;
 //! - a job whose outputs grow past the order's limit is stopped during the lease and its result
 //!   sent, the receipt saying why;
 //! - a worker killed after signing its result, whose journal is exported and imported into a
@@ -84,6 +87,62 @@ async fn an_orders_inputs_are_fetched_checked_and_read_only_and_a_wrong_one_fail
 	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
 	let code = record.result.context("a result")?.0.exit_code;
 	assert_eq!(code, ReservedExit::InputHashMismatch.code(), "{}", worker.log());
+	let journal = stop(worker)?;
+	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
+	Ok(())
+}
+
+/// A body that never ends: a byte every half second.
+struct Trickle;
+
+impl std::io::Read for Trickle {
+	fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+		std::thread::sleep(Duration::from_millis(500));
+		match buf.first_mut() {
+			Some(byte) => {
+				*byte = b'x';
+				Ok(1)
+			}
+			None => Ok(0),
+		}
+	}
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_input_that_trickles_past_the_ack_deadline_is_the_orders_fault_not_a_no_show(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let setup = Setup { allow_private_inputs: true, ..Setup::default() };
+	let config = write_config(dir.path(), &url, &setup)?;
+	let worker = Worker::start(&config, None)?;
+	let server = tiny_http::Server::http("127.0.0.1:0").map_err(|e| anyhow::anyhow!("{e}"))?;
+	let port = server.server_addr().to_ip().context("an IP address")?.port();
+	std::thread::spawn(move || {
+		for request in server.incoming_requests() {
+			std::thread::spawn(move || {
+				let _ = request.respond(tiny_http::Response::new(
+					200.into(),
+					vec![],
+					Trickle,
+					None,
+					None,
+				));
+			});
+		}
+	});
+	let uri = format!("http://127.0.0.1:{port}/data");
+	let inputs = [(uri.as_str(), [7; 32])];
+	let command = ["/job", "copy", "0"];
+	let order = Order { command: &command, inputs: &inputs, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	// Acknowledged before its deadline with the order at fault, never left to be a no-show.
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
+	let code = record.result.context("a result")?.0.exit_code;
+	assert_eq!(code, ReservedExit::InputUnreachable.code(), "{}", worker.log());
+	assert!(worker.log().contains("before the ack deadline"), "{}", worker.log());
 	let journal = stop(worker)?;
 	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
 	Ok(())
