@@ -163,7 +163,9 @@ async fn a_pid_that_names_another_process_now_is_not_the_job() {
 		.status()
 		.unwrap();
 	assert!(killed.success());
-	// …and its pid now names another process group, someone else's.
+	// …and its pid now names another process group, someone else's, started later (a start
+	// time is counted in ticks of 10 ms: not within the job's own tick).
+	std::thread::sleep(Duration::from_millis(50));
 	let mut other = std::process::Command::new("setsid").args(["sleep", "30"]).spawn().unwrap();
 	std::thread::sleep(Duration::from_millis(200));
 	std::fs::write(&pid_file, other.id().to_string()).unwrap();
@@ -173,4 +175,86 @@ async fn a_pid_that_names_another_process_now_is_not_the_job() {
 	assert!(other.try_wait().unwrap().is_none(), "another process group was signalled");
 	other.kill().unwrap();
 	other.wait().unwrap();
+}
+
+/// Whether process `pid` is gone (or a zombie, waiting to be reaped).
+fn gone(pid: u32) -> bool {
+	match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+		Ok(stat) => {
+			stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+		}
+		Err(_) => true,
+	}
+}
+
+async fn detached_pid(job: &JobRequest) -> u32 {
+	let path = job.dirs.outputs().join("detached");
+	for _ in 0..100 {
+		if let Ok(pid) = std::fs::read_to_string(&path) {
+			if let Ok(pid) = pid.trim().parse() {
+				return pid;
+			}
+		}
+		tokio::time::sleep(Duration::from_millis(50)).await;
+	}
+	panic!("the job never detached a child");
+}
+
+async fn wait_gone(pid: u32) -> bool {
+	for _ in 0..40 {
+		if gone(pid) {
+			return true;
+		}
+		tokio::time::sleep(Duration::from_millis(50)).await;
+	}
+	false
+}
+
+#[tokio::test]
+async fn what_a_job_started_in_a_session_of_its_own_is_paused_and_ended_with_it() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	// Stopped by the worker: its helper, out of the job's process group, is stopped too.
+	let job = request(dir.path(), 4, &sha256, &["job", "detach", "300", "sleep", "60"]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	let helper = detached_pid(&job).await;
+	assert!(!gone(helper));
+	native.pause(&handle).await.unwrap();
+	tokio::time::sleep(Duration::from_millis(200)).await;
+	let stat = std::fs::read_to_string(format!("/proc/{helper}/stat")).unwrap();
+	assert!(stat.rsplit_once(')').unwrap().1.trim_start().starts_with('T'), "{stat}");
+	native.unpause(&handle).await.unwrap();
+	native.stop(&handle, 1).await.unwrap();
+	assert_eq!(native.state(&handle).await.unwrap(), JobState::Exited { code: 143, oom: false });
+	assert!(wait_gone(helper).await, "the helper outlived its stopped job");
+
+	// Ended by itself: what it left running is killed.
+	let job = request(dir.path(), 5, &sha256, &["job", "detach", "300", "exit", "3"]);
+	let handle = native.start(&job, &program).await.unwrap();
+	let helper = detached_pid(&job).await;
+	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
+	assert_eq!(state.unwrap(), JobState::Exited { code: 3, oom: false });
+	assert!(wait_gone(helper).await, "the helper outlived its job");
+}
+
+#[tokio::test]
+async fn the_file_run_is_the_file_hashed() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let job = request(dir.path(), 6, &sha256, &["job", "sleep", "30"]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	// Changed between the check and the start: not run.
+	let original = std::fs::read(dir.path().join("job")).unwrap();
+	std::fs::write(dir.path().join("job"), b"#!/bin/sh\necho changed\n").unwrap();
+	assert!(native.start(&job, &program).await.is_err());
+	// Changed once it runs: what runs is the copy that was hashed.
+	std::fs::write(dir.path().join("job"), &original).unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	std::fs::write(dir.path().join("job"), b"#!/bin/sh\necho changed\n").unwrap();
+	let copy = dir.path().join("state").join(&handle).join("program");
+	assert_eq!(stint_worker::executor::native::sha256_file(&copy).unwrap(), sha256);
+	assert_eq!(native.state(&handle).await.unwrap(), JobState::Running);
+	native.stop(&handle, 1).await.unwrap();
+	native.remove(&handle).await.unwrap();
 }

@@ -9,6 +9,13 @@
 //! leased GPUs; in a session and process group of its own (`setsid`), with `prlimit` limits on
 //! processes and memory. A small shell supervises it and writes its exit code to a file, so the
 //! code survives a restart of the worker, which finds the job again by the labels kept beside it.
+//!
+//! What runs is a private copy of the program, hashed as it is copied: the file run is the file
+//! checked, whatever happens to the configured path meanwhile. Signals (pause, stop) reach the
+//! job's process group and every process that still carries the job's `STINT_STATE` in its
+//! environment, so a helper the program started in a session of its own is paused and stopped
+//! with it; once the job has ended, whatever it left running is killed. A program that clears
+//! its environment and detaches escapes this: another reason these are for trusted programs.
 
 use std::{
 	collections::HashMap,
@@ -22,6 +29,9 @@ use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
 
 use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
 use crate::config::NativeProgram;
+
+/// How long a stop waits for the job's processes to go after SIGKILL.
+const KILL_WAIT: Duration = Duration::from_secs(10);
 
 /// The native executor.
 pub struct Native {
@@ -46,6 +56,32 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 	Ok(hex::encode(hasher.finalize()))
 }
 
+/// Copies `from` to a new file `to` (executable by its owner only) and returns the sha256 of the
+/// bytes copied: the copy is exactly what was hashed.
+fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<String> {
+	use std::{
+		io::{Read, Write},
+		os::unix::fs::OpenOptionsExt,
+	};
+	match std::fs::remove_file(to) {
+		Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+		_ => {}
+	}
+	let mut source = std::fs::File::open(from)?;
+	let mut copy = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o500).open(to)?;
+	let mut hasher = Sha256::new();
+	let mut buffer = vec![0u8; 64 * 1024];
+	loop {
+		let n = source.read(&mut buffer)?;
+		if n == 0 {
+			break;
+		}
+		hasher.update(&buffer[..n]);
+		copy.write_all(&buffer[..n])?;
+	}
+	Ok(hex::encode(hasher.finalize()))
+}
+
 fn run(program: &str, args: &[&str]) -> Result<String, String> {
 	let out = Command::new(program).args(args).output().map_err(|e| format!("{program}: {e}"))?;
 	match out.status.success() {
@@ -60,7 +96,25 @@ impl Native {
 	/// The programs `programs`, with job state under `state_dir`.
 	pub fn new(programs: Vec<NativeProgram>, state_dir: PathBuf) -> Result<Self, String> {
 		std::fs::create_dir_all(&state_dir).map_err(|e| format!("{}: {e}", state_dir.display()))?;
-		for tool in ["setsid", "prlimit", "kill"] {
+		// The programs' copies run from here.
+		let mount =
+			rustix::fs::statvfs(&state_dir).map_err(|e| format!("{}: {e}", state_dir.display()))?;
+		if mount.f_flag.contains(rustix::fs::StatVfsMountFlags::NOEXEC) {
+			return Err(format!(
+				"{} is on a noexec mount: the native executor runs its programs from there",
+				state_dir.display()
+			));
+		}
+		// util-linux's setsid (`--fork`), not a shell's or BusyBox's.
+		let forks = Command::new("setsid")
+			.args(["--fork", "true"])
+			.stdout(Stdio::null())
+			.stderr(Stdio::null())
+			.status();
+		if !forks.is_ok_and(|status| status.success()) {
+			return Err("the native executor needs util-linux's `setsid` (with --fork)".into());
+		}
+		for tool in ["prlimit", "kill"] {
 			if Command::new(tool)
 				.arg("--version")
 				.stdout(Stdio::null())
@@ -110,12 +164,86 @@ impl Native {
 		}
 	}
 
+	/// The processes whose environment still holds job `handle`'s `STINT_STATE` (its supervisor,
+	/// its program and what they started, in a session of their own or not), each with its
+	/// process group. Only the job's processes carry that folder's name.
+	fn members(&self, handle: &str) -> Vec<(u32, u32)> {
+		let mut needle = b"STINT_STATE=".to_vec();
+		needle.extend_from_slice(self.job_dir(handle).as_os_str().as_encoded_bytes());
+		let me = std::process::id();
+		let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+		entries
+			.flatten()
+			.filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+			.filter(|pid| *pid != me)
+			.filter(|pid| {
+				// A process the worker may not read is not one it may signal either.
+				std::fs::read(format!("/proc/{pid}/environ"))
+					.is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == needle.as_slice()))
+			})
+			.filter_map(|pid| Some((pid, Self::group(pid)?)))
+			.collect()
+	}
+
+	/// The process group of `pid`, while it lives.
+	fn group(pid: u32) -> Option<u32> {
+		let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+		// Field 5; the fields after the command name start at field 3.
+		stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+	}
+
+	/// Signals the job's process group and each of its processes that left it: each process
+	/// once.
 	fn signal(&self, handle: &str, signal: &str) -> Result<(), String> {
 		// Never a process group that is no longer the job's.
-		let Some(pid) = self.live_pid(handle) else { return Ok(()) };
-		// The whole process group: the supervising shell leads it.
-		let _ = run("kill", &[&format!("-{signal}"), "--", &format!("-{pid}")]);
+		let leader = self.live_pid(handle);
+		if let Some(pid) = leader {
+			// The whole process group: the supervising shell leads it.
+			let _ = run("kill", &[&format!("-{signal}"), "--", &format!("-{pid}")]);
+		}
+		let strays: Vec<String> = self
+			.members(handle)
+			.into_iter()
+			.filter(|(_, group)| Some(*group) != leader)
+			.map(|(pid, _)| pid.to_string())
+			.collect();
+		if !strays.is_empty() {
+			let mut args = vec![format!("-{signal}"), "--".into()];
+			args.extend(strays);
+			let _ = run("kill", &args.iter().map(String::as_str).collect::<Vec<_>>());
+		}
 		Ok(())
+	}
+
+	/// Waits (a moment at most) until the signal just sent has taken: the supervisor stopped, or
+	/// no longer stopped. A signal is delivered after `kill` returns; a pause is not done until
+	/// it has been.
+	async fn settle(&self, handle: &str, stopped: bool) {
+		for _ in 0..100 {
+			match self.live_pid(handle).and_then(Self::process_state) {
+				Some(state) if (state == 'T') != stopped => {
+					tokio::time::sleep(Duration::from_millis(10)).await
+				}
+				_ => return,
+			}
+		}
+	}
+
+	/// Once the job has ended: kills what it left running (again while a process forks as it
+	/// is killed), then says so with a marker file, so that this is done once.
+	fn reap(&self, handle: &str) {
+		let marker = self.job_dir(handle).join("reaped");
+		if !marker.parent().is_some_and(Path::is_dir) || marker.exists() {
+			return;
+		}
+		for _ in 0..5 {
+			if self.members(handle).is_empty() {
+				break;
+			}
+			let _ = self.signal(handle, "KILL");
+			std::thread::sleep(Duration::from_millis(20));
+		}
+		let _ = std::fs::write(marker, b"");
 	}
 }
 
@@ -171,10 +299,14 @@ impl Executor for Native {
 		std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
 		let labels = serde_json::to_string(&job.labels).expect("plain data");
 		std::fs::write(dir.join("labels.json"), labels).map_err(|e| e.to_string())?;
-		// The program's file is checked again right before it runs.
-		let program = Path::new(image_id);
+		// The program's file is copied, and the copy is what runs: hashed as it is copied, it is
+		// the file checked, whatever happens to the configured path meanwhile.
+		let program = dir.join("program");
 		let digest = stint_primitives::image_digest(&job.spec.image).map(hex::encode);
-		if sha256_file(program).ok() != digest {
+		let copied = copy_hashed(Path::new(image_id), &program)
+			.map_err(|e| format!("cannot copy {image_id}: {e}"))?;
+		if Some(copied) != digest {
+			let _ = std::fs::remove_file(&program);
 			return Err(format!("{image_id} no longer hashes to the order's digest"));
 		}
 		let words: Vec<String> =
@@ -184,8 +316,11 @@ impl Executor for Native {
 			Some((_, rest)) => rest.to_vec(),
 			None => Vec::new(),
 		};
+		// `--fork`: the supervisor is setsid's child, not the worker's, which waits for setsid
+		// alone and so leaves no zombie behind when the job ends.
 		let mut command = Command::new("setsid");
 		command
+			.arg("--fork")
 			.arg("sh")
 			.arg("-c")
 			.arg(
@@ -195,7 +330,7 @@ impl Executor for Native {
 				 && mv \"$STINT_STATE/exit.tmp\" \"$STINT_STATE/exit\"",
 			)
 			.arg("stint-native-job")
-			.arg(program)
+			.arg(&program)
 			.args(&args)
 			.current_dir(job.dirs.outputs())
 			.env_clear()
@@ -227,9 +362,11 @@ impl Executor for Native {
 		if let Some(path) = std::env::var_os("LD_LIBRARY_PATH") {
 			command.env("LD_LIBRARY_PATH", path);
 		}
-		let child = command.spawn().map_err(|e| format!("cannot start {image_id}: {e}"))?;
-		// The supervisor outlives the worker: it is not waited for here, only its files are read.
-		drop(child);
+		// The supervisor outlives the worker: it is not waited for, only its files are read.
+		let forked = command.status().map_err(|e| format!("cannot start {image_id}: {e}"))?;
+		if !forked.success() {
+			return Err(format!("cannot start {image_id}: setsid {forked}"));
+		}
 		for _ in 0..50 {
 			if let Some(pid) = self.pid(&handle) {
 				if let Some(identity) = Self::identity(pid) {
@@ -247,6 +384,7 @@ impl Executor for Native {
 		let dir = self.job_dir(handle);
 		if let Ok(code) = std::fs::read_to_string(dir.join("exit")) {
 			let code = code.trim().parse().map_err(|_| format!("{handle}: a bad exit file"))?;
+			self.reap(handle);
 			return Ok(JobState::Exited { code, oom: false });
 		}
 		if self.pid(handle).is_none() {
@@ -256,11 +394,16 @@ impl Executor for Native {
 		Ok(match alive {
 			Some('T') => JobState::Paused,
 			Some(_) => JobState::Running,
+			// The supervisor is gone, the job's processes not yet (the program finishing its
+			// stop's grace, or one whose supervisor was killed alone): still running.
+			None if !self.members(handle).is_empty() => JobState::Running,
 			// Gone without writing its exit code: stopped by the worker (which writes it in a
 			// moment) or killed with its supervisor.
 			None => {
 				tokio::time::sleep(Duration::from_secs(1)).await;
-				match std::fs::read_to_string(dir.join("exit")) {
+				let code = std::fs::read_to_string(dir.join("exit"));
+				self.reap(handle);
+				match code {
 					Ok(code) => {
 						JobState::Exited { code: code.trim().parse().unwrap_or(-1), oom: false }
 					}
@@ -292,9 +435,15 @@ impl Executor for Native {
 		let deadline = std::time::Instant::now() + Duration::from_secs(grace_secs.into());
 		let mut code = 143;
 		while matches!(self.state(handle).await?, JobState::Running | JobState::Paused) {
-			if std::time::Instant::now() >= deadline && code == 143 {
+			let now = std::time::Instant::now();
+			if now >= deadline {
+				// Every round: a process forked as the last KILL went out is killed too.
 				self.signal(handle, "KILL")?;
 				code = 137;
+			}
+			// A process that ignores even KILL (stuck in the kernel) does not hold the stop.
+			if now >= deadline + KILL_WAIT {
+				break;
 			}
 			tokio::time::sleep(Duration::from_millis(100)).await;
 		}
@@ -306,11 +455,15 @@ impl Executor for Native {
 	}
 
 	async fn pause(&self, handle: &str) -> Result<(), String> {
-		self.signal(handle, "STOP")
+		self.signal(handle, "STOP")?;
+		self.settle(handle, true).await;
+		Ok(())
 	}
 
 	async fn unpause(&self, handle: &str) -> Result<(), String> {
-		self.signal(handle, "CONT")
+		self.signal(handle, "CONT")?;
+		self.settle(handle, false).await;
+		Ok(())
 	}
 
 	async fn collect_logs(&self, handle: &str, dir: &Path, cap: u64) -> Result<(), String> {

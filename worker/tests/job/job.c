@@ -8,6 +8,8 @@
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
  *   copy N            copy /inputs/N to /outputs/copy-N
  *   env NAME          print NAME=value of an environment variable
+ *   detach SECONDS    start a child in a session of its own that sleeps SECONDS (its pid in
+ *                     /outputs/detached)
  *   exit CODE         exit with CODE
  * Outputs go to $STINT_OUTPUTS and inputs come from $STINT_INPUTS (a container's /outputs and
  * /inputs; the native executor's folders).
@@ -83,6 +85,18 @@ int main(int argc, char **argv) {
 			fclose(out);
 		} else if (!strcmp(step, "env")) {
 			printf("%s=%s\n", arg, getenv(arg) ? getenv(arg) : "");
+		} else if (!strcmp(step, "detach")) {
+			pid_t child = fork();
+			if (child < 0) return 54;
+			if (child == 0) {
+				setsid();
+				sleep(atoi(arg));
+				_exit(0);
+			}
+			char text[32];
+			int n = snprintf(text, sizeof text, "%d", (int)child);
+			snprintf(path, sizeof path, "%s/detached", outputs);
+			write_file(path, text, (size_t)n);
 		} else if (!strcmp(step, "exit")) {
 			return atoi(arg);
 		}
