@@ -17,15 +17,17 @@ bin=${1:-${STINT_WORKER_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/stint/target}/rele
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 
+# Each step's failure is counted, never the end of the script: the summary always comes.
+fail=0
 echo "[gpu-check] nvidia-smi -L"
-nvidia-smi -L | tee "$out/nvidia-smi.txt"
+nvidia-smi -L | tee "$out/nvidia-smi.txt" || { echo "[gpu-check] FAIL: nvidia-smi -L"; fail=1; }
 echo "[gpu-check] $bin probe --json"
-"$bin" probe --json --require-gpu --no-selftest --scratch "${TMPDIR:-/tmp}" | tee "$out/probe.json"
+"$bin" probe --json --require-gpu --no-selftest --scratch "${TMPDIR:-/tmp}" | tee "$out/probe.json" \
+	|| { echo "[gpu-check] FAIL: the probe"; fail=1; }
 nvidia-smi --query-gpu=uuid,memory.total,compute_cap --format=csv,noheader,nounits \
-	| tee "$out/nvidia-smi-query.csv"
+	| tee "$out/nvidia-smi-query.csv" || fail=1
 nvidia-smi | tee "$out/nvidia-smi-full.txt" | grep -o 'CUDA Version: [0-9.]*' || true
 
-fail=0
 expected=$(grep -c '^GPU ' "$out/nvidia-smi.txt" || true)
 probed=$(grep -c '"uuid": "GPU-' "$out/probe.json" || true)
 if [ "$expected" != "$probed" ]; then

@@ -66,3 +66,34 @@ async fn failover_skips_a_dead_node_and_reconnects() -> Result<()> {
 	again.status().await.context("the reconnected client answers")?;
 	Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failover_that_expects_a_chain_passes_over_a_node_of_another() -> Result<()> {
+	let node = TestNode::shared()?;
+	let dev = node.client(STARTUP).await?;
+	// A node of the local testnet: another genesis.
+	let other = TestNode::start(&["--chain", "local"])?;
+	other.wait_for_rpc(STARTUP)?;
+	let fast =
+		Backoff { first: Duration::from_millis(50), max: Duration::from_millis(200), rounds: 2 };
+	let failover = Failover::new(vec![other.ws_url(), node.ws_url()], fast)?;
+	// Not told which chain: the first that answers.
+	failover.client().await?;
+	assert_eq!(failover.connected_to().await, Some(other.ws_url()));
+	// Told: the other chain's node is passed over, now and at every reconnection.
+	failover.expect_genesis(dev.genesis_hash().0);
+	let client = failover.reconnect().await?;
+	assert_eq!(failover.connected_to().await, Some(node.ws_url()));
+	assert_eq!(client.genesis_hash(), dev.genesis_hash().0);
+	failover.reconnect().await?;
+	assert_eq!(failover.connected_to().await, Some(node.ws_url()));
+	// Only the other chain's node: no connection, and the reason is named.
+	let alone = Failover::new(vec![other.ws_url()], fast)?;
+	alone.expect_genesis(dev.genesis_hash().0);
+	match alone.client().await {
+		Err(Error::Connect { reason, .. }) => assert!(reason.contains("another chain"), "{reason}"),
+		Err(other) => anyhow::bail!("not the expected error: {other}"),
+		Ok(_) => anyhow::bail!("connected to a node of another chain"),
+	}
+	Ok(())
+}

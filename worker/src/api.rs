@@ -10,7 +10,8 @@
 //! - `GET /leases/<id>/receipt`: the SCALE-encoded execution receipt (once the job stopped);
 //! - `GET /leases/<id>/logs/manifest`, `…/logs/files/<stdout|stderr>`: the logs as committed;
 //! - `GET /leases/<id>/logs/<stdout|stderr>?offset=N[&follow=1]`: a log from byte N, also while
-//!   the job runs; with `follow=1` the response goes on until the job stops;
+//!   the job runs; with `follow=1` the response goes on until the job stops (or nothing new
+//!   came for 60 s: the client follows again from its offset);
 //! - `GET /leases/<id>/status`: the worker's phase of the lease, as JSON;
 //! - `GET /health`: `ok` (no authorisation).
 
@@ -106,7 +107,15 @@ struct Follow {
 	offset: u64,
 	journal: Arc<Journal>,
 	lease: LeaseId,
+	/// Polls in a row that found nothing new.
+	quiet: u32,
 }
+
+/// A follow that finds nothing new for this long ends (the client follows again from its
+/// offset): a silent job's follower must not hold one of the API's few follow slots for good,
+/// nor one whose client went away unnoticed (nothing is written to find out).
+const FOLLOW_QUIET: Duration = Duration::from_secs(60);
+const FOLLOW_POLL: Duration = Duration::from_millis(300);
 
 impl Follow {
 	fn read_at(path: &Path, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -132,9 +141,14 @@ impl Read for Follow {
 			let n = Self::read_at(from, self.offset, buf)?;
 			if n > 0 || stopped {
 				self.offset += n as u64;
+				self.quiet = 0;
 				return Ok(n);
 			}
-			std::thread::sleep(Duration::from_millis(300));
+			if FOLLOW_POLL * self.quiet >= FOLLOW_QUIET {
+				return Ok(0);
+			}
+			self.quiet += 1;
+			std::thread::sleep(FOLLOW_POLL);
 		}
 	}
 }
@@ -267,6 +281,11 @@ impl Api {
 		let dirs = LeaseDirs::new(&self.data_dir, entry.lease);
 		let stopped = matches!(entry.phase, Phase::Exited | Phase::Done);
 		match rest {
+			// Not here (a journal imported without its files, or removed): said, not an
+			// empty manifest that reads as a job that wrote nothing.
+			"manifest" if !dirs.outputs().is_dir() => {
+				reply(404, "this lease's outputs are not on this machine")
+			}
 			"manifest" => match commit::manifest(&dirs.outputs()) {
 				Ok(manifest) => json(&manifest),
 				Err(e) => reply(500, e.to_string()),
@@ -300,6 +319,7 @@ impl Api {
 							offset,
 							journal: self.journal.clone(),
 							lease: entry.lease,
+							quiet: 0,
 						}) as Box<dyn Read + Send>,
 						None,
 						None,
@@ -436,6 +456,13 @@ mod tests {
 			"another chain"
 		);
 		assert_eq!(get(&format!("{}/leases/9/manifest", served.url), good()).0, 404);
+		// Journaled, its files not on this machine (a journal imported without them).
+		let mut moved = served.journal.get(7).unwrap().unwrap();
+		moved.lease = 11;
+		served.journal.put(&moved).unwrap();
+		let eleven = Some(auth("//Alice", [0x11; 32], 11, 60));
+		let (status, body) = get(&format!("{}/leases/11/manifest", served.url), eleven);
+		assert_eq!(status, 404, "{body}");
 		assert_eq!(get(&format!("{}/health", served.url), None), (200, "ok".into()));
 	}
 

@@ -49,6 +49,8 @@ pub struct Bid {
 	pub order: u64,
 	pub price_per_block: Balance,
 	pub devices: Vec<DeviceId>,
+	/// What the order may write: disk this bid holds while it stands.
+	pub max_output_bytes: u64,
 }
 
 /// Why an order gets no bid.
@@ -179,6 +181,9 @@ pub fn choose(
 	let mut skipped = Vec::new();
 	let mut slots = policy.max_leases.saturating_sub(standing.live_leases + standing.standing_bids);
 	let (mut bond, mut balance) = (standing.free_bond, standing.free_balance);
+	// Each bid placed holds the disk its order may write: two orders never count on the same
+	// free bytes.
+	let mut scratch = standing.scratch_free_bytes;
 	for candidate in candidates {
 		let skip = |why| (candidate.order, why);
 		let collateral =
@@ -190,7 +195,7 @@ pub fn choose(
 			Some(Skip::NotActive)
 		} else if slots == 0 {
 			Some(Skip::Full)
-		} else if let Some(misfit) = misfit(policy, candidate, standing.scratch_free_bytes, &sees) {
+		} else if let Some(misfit) = misfit(policy, candidate, scratch, &sees) {
 			Some(misfit)
 		} else if candidate.devices.iter().any(|(device, _)| busy.contains(device)) {
 			Some(Skip::DeviceBusy)
@@ -210,10 +215,12 @@ pub fn choose(
 				busy.extend(candidate.devices.iter().map(|(device, _)| *device));
 				bond -= collateral;
 				balance -= standing.costs.bid_deposit;
+				scratch -= candidate.max_output_bytes;
 				bids.push(Bid {
 					order: candidate.order,
 					price_per_block: ours,
 					devices: candidate.devices.iter().map(|(device, _)| *device).collect(),
+					max_output_bytes: candidate.max_output_bytes,
 				});
 			}
 		}
@@ -315,6 +322,20 @@ mod tests {
 		policy.registries = vec!["docker.io".into()];
 		let (_, skipped) = choose(&policy, &standing(), &[order(6, "x")], |_| true, &Busy::new());
 		assert_eq!(skipped, vec![(6, Skip::Registry("ghcr.io".into()))]);
+	}
+
+	#[test]
+	fn two_bids_never_count_on_the_same_free_disk() {
+		let mut first = order(1, "x");
+		first.max_output_bytes = 600 << 20;
+		let mut second = order(2, "x");
+		second.max_output_bytes = 600 << 20;
+		let mut third = order(3, "x");
+		third.max_output_bytes = 100 << 20;
+		let (bids, skipped) =
+			choose(&policy(), &standing(), &[first, second, third], |_| true, &Busy::new());
+		assert_eq!(bids.iter().map(|b| b.order).collect::<Vec<_>>(), [1, 3]);
+		assert_eq!(skipped, vec![(2, Skip::OutputTooLarge)]);
 	}
 
 	#[test]

@@ -287,12 +287,15 @@ impl LeaseDirs {
 	pub fn receipt(&self) -> PathBuf {
 		self.root.join("receipt.scale")
 	}
-	/// Creates the folders; `outputs` writable by the job's user whoever it is.
+	/// Creates the folders: `outputs` writable by the job's user whoever it is (a container
+	/// reaches it as its mount, not through the folders above it) within the lease's folder,
+	/// which is closed to the host's other users.
 	pub fn create(&self) -> std::io::Result<()> {
 		for dir in [self.inputs(), self.outputs(), self.logs()] {
 			fs::create_dir_all(&dir)?;
 		}
 		use std::os::unix::fs::PermissionsExt;
+		fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))?;
 		fs::set_permissions(self.outputs(), fs::Permissions::from_mode(0o777))
 	}
 }
@@ -323,6 +326,20 @@ pub fn sign_report(
 mod tests {
 	use super::*;
 	use stint_primitives::{blake2_256, ExecutorKind, Instant, StopReason, RECEIPT_DOMAIN};
+
+	#[test]
+	fn a_leases_outputs_are_open_to_its_job_and_closed_to_other_users() {
+		use std::os::unix::fs::PermissionsExt;
+		let dir = tempfile::tempdir().unwrap();
+		let dirs = LeaseDirs::new(dir.path(), 3);
+		dirs.create().unwrap();
+		let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+		assert_eq!(mode(&dirs.root), 0o700);
+		assert_eq!(mode(&dirs.outputs()), 0o777);
+		// Again (a restart): the same.
+		dirs.create().unwrap();
+		assert_eq!(mode(&dirs.root), 0o700);
+	}
 
 	#[test]
 	fn the_manifest_covers_plain_files_only_and_matches_the_primitives_root() {

@@ -304,7 +304,33 @@ impl Config {
 	pub fn load(path: &Path) -> Result<Self, ConfigError> {
 		let text =
 			std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_path_buf(), e))?;
-		Self::parse(&text).map_err(|why| ConfigError::Parse(path.to_path_buf(), why))
+		let mut config =
+			Self::parse(&text).map_err(|why| ConfigError::Parse(path.to_path_buf(), why))?;
+		// A relative data directory is the config file's neighbour, wherever it is started from,
+		// and absolute (the jobs' folders are bound and run by absolute paths).
+		if config.worker.data_dir.is_relative() {
+			let invalid = |why: String| ConfigError::Invalid(path.to_path_buf(), why);
+			let file = std::path::absolute(path).map_err(|e| invalid(e.to_string()))?;
+			let folder = file.parent().unwrap_or(Path::new("/"));
+			let beside = folder.join(&config.worker.data_dir);
+			// Never a fresh journal in place of one found where the working directory put it.
+			let cwd =
+				std::path::absolute(&config.worker.data_dir).map_err(|e| invalid(e.to_string()))?;
+			if cwd != beside
+				&& cwd.join("journal.redb").exists()
+				&& !beside.join("journal.redb").exists()
+			{
+				return Err(invalid(format!(
+					"[worker] data_dir {:?} is read beside this file ({}), but its journal is at \
+					 {}: write the data directory as an absolute path",
+					config.worker.data_dir,
+					beside.display(),
+					cwd.display()
+				)));
+			}
+			config.worker.data_dir = beside;
+		}
+		Ok(config)
 	}
 
 	/// Parses and checks a configuration's text.
@@ -353,6 +379,23 @@ mod tests {
 		assert_eq!(config.bidding.price, 10 * stint_primitives::MILLI_STINT);
 		assert!(config.bidding.enabled && config.bidding.open_ended);
 		assert!(!config.worker.allow_private_inputs);
+	}
+
+	#[test]
+	fn a_relative_data_directory_is_the_config_files_neighbour() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("worker.toml");
+		std::fs::write(&path, MINIMAL.replace("\"/tmp/w\"", "\"data\"")).unwrap();
+		assert_eq!(Config::load(&path).unwrap().worker.data_dir, dir.path().join("data"));
+		// Named relative to the working directory: still the file's neighbour, made absolute.
+		let cwd = std::env::current_dir().unwrap();
+		let up: PathBuf = cwd.components().skip(1).map(|_| "..").collect();
+		let relative = up.join(path.strip_prefix("/").unwrap());
+		let loaded = Config::load(&relative).unwrap().worker.data_dir;
+		assert!(loaded.is_absolute(), "{}", loaded.display());
+		assert_eq!(loaded, std::path::absolute(&relative).unwrap().parent().unwrap().join("data"));
+		std::fs::write(&path, MINIMAL).unwrap();
+		assert_eq!(Config::load(&path).unwrap().worker.data_dir, Path::new("/tmp/w"));
 	}
 
 	#[test]

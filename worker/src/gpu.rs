@@ -14,6 +14,9 @@ pub struct Gpus {
 	by_id: HashMap<DeviceId, String>,
 	/// Why none could be read, if none could.
 	pub missing: Option<String>,
+	/// Whether the executor can pass them to jobs was not known at start (it did not answer):
+	/// none is offered until it says it can.
+	pub unverified: bool,
 }
 
 impl Gpus {
@@ -38,7 +41,7 @@ impl Gpus {
 					Self::from_uuids(tests.into_iter().filter(|t| t.passed()).map(|t| t.uuid))
 				}
 				Err(why) => {
-					Self { mode: Some(mode), by_id: HashMap::new(), missing: Some(why.to_string()) }
+					Self { mode: Some(mode), missing: Some(why.to_string()), ..Default::default() }
 				}
 			},
 		}
@@ -50,13 +53,19 @@ impl Gpus {
 			mode: Some(GpuMode::Auto),
 			by_id: uuids.into_iter().map(|uuid| (device_id(&uuid), uuid)).collect(),
 			missing: None,
+			unverified: false,
 		}
 	}
 
 	/// None of these GPUs can be given to jobs (the executor cannot pass GPUs through): the
 	/// worker then offers and runs none of them.
 	pub fn unusable(self, why: impl Into<String>) -> Self {
-		Self { mode: self.mode, by_id: HashMap::new(), missing: Some(why.into()) }
+		Self {
+			mode: self.mode,
+			by_id: HashMap::new(),
+			missing: Some(why.into()),
+			unverified: false,
+		}
 	}
 
 	/// Whether GPUs are passed to jobs at all.

@@ -204,12 +204,15 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 				gpus = gpus.unusable(why);
 			}
 			(None, Some(true)) => {}
-			(None, None) => log::warn(
-				"gpu",
-				None,
-				"the executor does not answer: whether it can pass GPUs to jobs is checked at \
-				 the next start",
-			),
+			(None, None) => {
+				log::warn(
+					"gpu",
+					None,
+					"the executor does not answer: no GPU is offered until it says it can pass \
+					 GPUs to jobs",
+				);
+				gpus.unverified = true;
+			}
 		}
 	}
 	let worker: Arc<Worker<E>> = match Worker::new(config, key, executor, gpus, adopt) {

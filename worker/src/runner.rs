@@ -19,7 +19,7 @@ use std::{
 use codec::Encode;
 use stint_client::{runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, Static};
 use stint_primitives::{
-	BlockNumber, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
+	BlockNumber, DeviceId, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
 	StopReason, RECEIPT_DOMAIN,
 };
 
@@ -76,6 +76,9 @@ fn gpus_off_allowed(chain_type: &str) -> bool {
 	matches!(chain_type, "Development" | "Local")
 }
 
+/// A bid sent and not yet in a block: the devices it offers and the disk its order may write.
+type PendingBid = (Vec<[u8; 32]>, u64);
+
 /// A running worker.
 pub struct Worker<E: Executor> {
 	pub config: Config,
@@ -104,7 +107,7 @@ pub struct Worker<E: Executor> {
 	servable_cursor: Mutex<Option<u64>>,
 	bidding: AtomicBool,
 	/// Bids sent and not yet in a block: their orders and devices.
-	pending_bids: Mutex<HashMap<u64, Vec<[u8; 32]>>>,
+	pending_bids: Mutex<HashMap<u64, PendingBid>>,
 	/// A best block's forward steps are being planned.
 	planning_best: AtomicBool,
 	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
@@ -118,6 +121,9 @@ pub struct Worker<E: Executor> {
 	compatibility: Mutex<(u32, bool)>,
 	/// The executor did not answer at the last bidding round (said once, until it answers).
 	executor_down: AtomicBool,
+	/// Whether the executor can pass GPUs to jobs: `None` until it answered that (an engine
+	/// down at start), and until then no GPU is offered.
+	gpu_passthrough: Mutex<Option<bool>>,
 	/// The failure that stops finalized blocks' duties, and best blocks' planning, said once.
 	tick_failing: log::Repeats,
 	best_failing: log::Repeats,
@@ -199,6 +205,7 @@ impl<E: Executor> Worker<E> {
 			account,
 			journal,
 			executor: Arc::new(executor),
+			gpu_passthrough: Mutex::new((!gpus.unverified).then_some(true)),
 			gpus,
 			metrics,
 			chain,
@@ -225,6 +232,32 @@ impl<E: Executor> Worker<E> {
 			last_beat: AtomicU32::new(u32::MAX),
 			beat_busy: AtomicBool::new(false),
 		}))
+	}
+
+	/// Whether bids may offer `device`: the machine sees it and jobs can be given it.
+	fn offers(&self, device: &DeviceId) -> bool {
+		self.gpus.sees(device)
+			&& (!self.gpus.passthrough()
+				|| *self.gpu_passthrough.lock().expect("not poisoned") == Some(true))
+	}
+
+	/// Asks the executor, once it answers, whether it can pass GPUs to jobs, if that is not
+	/// known yet (an engine that was down when the worker started).
+	async fn check_gpu_passthrough(&self) {
+		if self.gpu_passthrough.lock().expect("not poisoned").is_some() {
+			return;
+		}
+		let Some(supported) = self.executor.gpus_supported().await else { return };
+		match supported {
+			true => log::info("gpu", None, "the executor can pass GPUs to jobs: they are offered"),
+			false => log::alert(
+				"gpu",
+				None,
+				"the Docker engine has no NVIDIA runtime: GPUs cannot be passed to containers, so \
+				 none is offered",
+			),
+		}
+		*self.gpu_passthrough.lock().expect("not poisoned") = Some(supported);
 	}
 
 	fn genesis(&self) -> [u8; 32] {
@@ -557,6 +590,12 @@ impl<E: Executor> Worker<E> {
 	}
 
 	async fn connect(self: &Arc<Self>) -> Result<Client, RunError> {
+		// A journal that knows its chain connects only to that chain's nodes, from the first
+		// connection on: a URL of another chain listed first is passed over, not the end.
+		let known = self.journal.meta("genesis").map_err(|e| RunError::Setup(e.to_string()))?;
+		if let Some(genesis) = known.as_deref().and_then(stint_client::parse_hex32) {
+			self.chain.failover.expect_genesis(genesis);
+		}
 		let mut failures = 0;
 		let client = loop {
 			match self.chain.client().await {
@@ -564,9 +603,17 @@ impl<E: Executor> Worker<E> {
 				Err(e) => {
 					failures += 1;
 					log::error("chain", None, e.to_string());
-					if failures >= self.config.chain.max_failures {
-						return Err(RunError::ChainLost(failures));
+					if failures < self.config.chain.max_failures {
+						continue;
 					}
+					// Nodes that answer, all of another chain: no restart mends that.
+					if let (Some(known), true) = (&known, e.to_string().contains("another chain")) {
+						return Err(RunError::Setup(format!(
+							"this journal belongs to the chain {known} and the nodes answering \
+							 are of another ({e}): give each chain a data directory of its own"
+						)));
+					}
+					return Err(RunError::ChainLost(failures));
 				}
 			}
 		};
@@ -1525,8 +1572,30 @@ impl<E: Executor> Worker<E> {
 			.map(|gpu| (gpu.0.uuid_hash, String::from_utf8_lossy(&gpu.0.model).into_owned()))
 			.collect();
 		let standing_bids = client.bids_of(&self.account).await.map_err(rpc)?;
-		let scratch_free_bytes = stint_probe::free_bytes(&self.config.worker.data_dir)?;
+		// What the live leases may still write is not free for new work: each may fill its
+		// outputs up to its order's limit.
+		let live_reserved: u64 = duties
+			.iter()
+			.map(|duty| {
+				// A job that has exited writes no more.
+				let exited =
+					self.journal.get(duty.id).ok().flatten().is_some_and(|e| e.exit.is_some());
+				let limit = duty.spec.as_ref().map_or(0, |spec| spec.max_output_bytes);
+				match exited {
+					true => 0,
+					false => {
+						limit.saturating_sub(commit::used_bytes(&self.dirs(duty.id).outputs()))
+					}
+				}
+			})
+			.sum();
+		let scratch_free_bytes =
+			stint_probe::free_bytes(&self.config.worker.data_dir)?.saturating_sub(live_reserved);
+		let mut bids_reserved = 0u64;
 		let executor_ready = self.executor_ready().await;
+		if executor_ready {
+			self.check_gpu_passthrough().await;
+		}
 		let incompatible = self.known_incompatible();
 		let mut retracted = HashSet::new();
 		for (order, bid) in &standing_bids {
@@ -1540,11 +1609,13 @@ impl<E: Executor> Worker<E> {
 					&self.config.bidding,
 					&candidate,
 					bid.price_per_block,
-					scratch_free_bytes,
-					|d| self.gpus.sees(d),
+					// Beside what the bids kept so far may write.
+					scratch_free_bytes.saturating_sub(bids_reserved),
+					|d| self.offers(d),
 				),
 			};
 			let Some(why) = why else {
+				bids_reserved = bids_reserved.saturating_add(candidate.max_output_bytes);
 				continue;
 			};
 			let call = runtime::tx().market().retract_bid(*order);
@@ -1573,7 +1644,10 @@ impl<E: Executor> Worker<E> {
 		let standing_bids: Vec<_> =
 			standing_bids.into_iter().filter(|(order, _)| !retracted.contains(order)).collect();
 		let bond = client.bond(&provider).await.map_err(rpc)?;
-		let pending = self.pending_bids.lock().expect("not poisoned").len();
+		let (pending, pending_bytes) = {
+			let pending = self.pending_bids.lock().expect("not poisoned");
+			(pending.len(), pending.values().map(|(_, bytes)| *bytes).sum::<u64>())
+		};
 		let standing = bidding::Standing {
 			active: matches!(
 				record.status,
@@ -1584,7 +1658,10 @@ impl<E: Executor> Worker<E> {
 			free_bond: bond.map_or(0, |b| b.active.saturating_sub(b.locked)),
 			free_balance: client.free_balance(&provider).await.map_err(rpc)?,
 			costs: client.bid_costs().await.map_err(rpc)?,
-			scratch_free_bytes,
+			// Beside the live leases, the bids that stand and those on their way.
+			scratch_free_bytes: scratch_free_bytes
+				.saturating_sub(bids_reserved)
+				.saturating_sub(pending_bytes),
 		};
 		// Up to four pages a round, going on where the last round stopped and starting over
 		// once the end of the open orders is reached.
@@ -1623,7 +1700,9 @@ impl<E: Executor> Worker<E> {
 		let mut busy: bidding::Busy =
 			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
 		busy.extend(duties.iter().flat_map(|duty| duty.lease.devices.0.iter().copied()));
-		busy.extend(self.pending_bids.lock().expect("not poisoned").values().flatten().copied());
+		busy.extend(
+			self.pending_bids.lock().expect("not poisoned").values().flat_map(|(d, _)| d).copied(),
+		);
 		let mine: Vec<([u8; 32], String)> = devices
 			.iter()
 			.flatten()
@@ -1638,18 +1717,16 @@ impl<E: Executor> Worker<E> {
 				candidate
 			})
 			.collect();
-		let (bids, _skipped) = bidding::choose(
-			&self.config.bidding,
-			&standing,
-			&described,
-			|d| self.gpus.sees(d),
-			&busy,
-		);
+		let (bids, _skipped) =
+			bidding::choose(&self.config.bidding, &standing, &described, |d| self.offers(d), &busy);
 		// Each bid is sent on its own: a round does not wait a block for one bid to land before
 		// the next order is seen (bid windows can be two blocks). Until it lands, its order is
 		// skipped and its devices count as promised.
 		for bid in bids {
-			self.pending_bids.lock().expect("not poisoned").insert(bid.order, bid.devices.clone());
+			self.pending_bids
+				.lock()
+				.expect("not poisoned")
+				.insert(bid.order, (bid.devices.clone(), bid.max_output_bytes));
 			let me = self.clone();
 			tokio::spawn(async move {
 				let call = runtime::tx().market().place_bid(

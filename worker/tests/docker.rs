@@ -203,7 +203,8 @@ fn assert_isolated(handle: &str, job: &JobRequest) {
 	assert_eq!(host["RestartPolicy"]["Name"], "no");
 	assert_eq!(host["AutoRemove"], false, "an exit code outlives the job");
 	assert_eq!(host["LogConfig"]["Type"], "json-file");
-	assert_eq!(host["LogConfig"]["Config"]["max-size"], job.limits.log_bytes.to_string());
+	let engine_log = stint_worker::executor::docker::engine_log_bytes(job.limits.log_bytes);
+	assert_eq!(host["LogConfig"]["Config"]["max-size"], engine_log.to_string());
 	let tmp = host["Tmpfs"]["/tmp"].as_str().unwrap();
 	assert!(tmp.contains(&format!("size={}m", job.limits.tmp_mib)), "{tmp}");
 	let binds: Vec<&str> =

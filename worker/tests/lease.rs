@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use common::chain::{
-	container_state, journal_entry, lease_of, lease_result, metrics_with, post_order, stint,
-	stint_both, stop, write_config, Order, Setup, Worker, EVE_ENDPOINT_PORT,
+	container_state, journal_entry, lease_of, lease_result, metrics_with, post_order,
+	results_on_chain, stint, stint_both, stop, write_config, Order, Setup, Worker,
+	EVE_ENDPOINT_PORT,
 };
 use stint_client::{Client, LeaseStatus};
 use stint_e2e::TestNode;
@@ -133,7 +134,9 @@ async fn an_order_whose_image_nobody_has_is_acknowledged_and_failed_with_the_res
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Result<()> {
 	assert!(common::docker_available(), "this test needs a Docker engine");
-	let node = TestNode::dev()?;
+	// Every block's state kept: the result events are counted over the whole test.
+	let ms = stint_e2e::test_block_ms().to_string();
+	let node = TestNode::start(&["--dev", "--dev-block-time", &ms, "--state-pruning", "archive"])?;
 	node.wait_for_rpc(Duration::from_secs(90))?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
@@ -147,6 +150,7 @@ async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Res
 		("after-sign-final", true),
 	];
 	for (point, expire) in points {
+		let from = client.finalized_head().await?.1;
 		let mut crashing = Worker::start(&config, Some(point))?;
 		let command = ["/job", "write", "out.txt", point];
 		let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
@@ -192,9 +196,12 @@ async fn a_worker_killed_while_committing_sends_its_result_exactly_once() -> Res
 		} else if !hash_before.is_null() {
 			assert_eq!(&after["extrinsics"]["final"]["hash"], hash_before, "{point}:\n{logs}");
 		}
-		let sent = logs.matches(&format!("lease={lease}: final in a block")).count();
+		// On chain, from before the order to now: one result event, one result extrinsic.
+		let to = client.finalized_head().await?.1;
+		let (events, calls) = results_on_chain(&client, lease, from, to).await?;
+		assert_eq!((events, calls), (1, 1), "{point}: events, extrinsics:\n{logs}");
 		let refused = logs.matches(&format!("lease={lease}: final refused")).count();
-		assert!(sent <= 1 && refused == 0, "{point}: {sent} sent, {refused} refused:\n{logs}");
+		assert_eq!(refused, 0, "{point}:\n{logs}");
 	}
 	Ok(())
 }

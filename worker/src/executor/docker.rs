@@ -50,6 +50,14 @@ fn not_found(error: &DockerError) -> bool {
 	matches!(error, DockerError::DockerResponseServerError { status_code: 404, .. })
 }
 
+/// The size of the engine's log file for a job whose logs keep `log_bytes` of each stream. The
+/// file counts JSON lines (a timestamp and the stream's name around every line), and past its
+/// size keeps the later part: room for both streams four times over and a MiB, so a job that
+/// writes near its cap in lines of any usual length loses none of what is kept.
+pub fn engine_log_bytes(log_bytes: u64) -> u64 {
+	log_bytes.saturating_mul(8).saturating_add(1 << 20)
+}
+
 impl Docker {
 	/// Writes the job's `stdout` and `stderr` into `dir` from their start, each at most `cap`
 	/// bytes; with `follow`, goes on as the job writes until it stops.
@@ -184,7 +192,7 @@ fn container_body(job: &JobRequest, image_id: &str, volumes: &[String]) -> Conta
 		}]
 	});
 	let mut log_options = HashMap::new();
-	log_options.insert("max-size".to_string(), job.limits.log_bytes.to_string());
+	log_options.insert("max-size".to_string(), engine_log_bytes(job.limits.log_bytes).to_string());
 	log_options.insert("max-file".to_string(), "1".to_string());
 	let mut tmpfs = HashMap::new();
 	tmpfs.insert("/tmp".to_string(), format!("rw,nosuid,nodev,size={}m", job.limits.tmp_mib));

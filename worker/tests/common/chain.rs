@@ -438,3 +438,25 @@ pub async fn lease_result(
 pub fn hex(bytes: &[u8]) -> String {
 	bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// In blocks `from..=to`: the `ResultSubmitted` events for `lease`, and the `submit_result`
+/// extrinsics that name it (whether they succeeded or not).
+pub async fn results_on_chain(
+	client: &Client,
+	lease: u64,
+	from: u64,
+	to: u64,
+) -> Result<(usize, usize)> {
+	use stint_client::runtime::leases::{calls::SubmitResult, events::ResultSubmitted};
+	let (mut events, mut calls) = (0, 0);
+	for number in from..=to {
+		let at = client.api().at_block(number).await?;
+		for event in at.events().fetch().await?.find::<ResultSubmitted>() {
+			events += usize::from(event?.lease == lease);
+		}
+		for call in at.extrinsics().fetch().await?.find::<SubmitResult>() {
+			calls += usize::from(call?.lease == lease);
+		}
+	}
+	Ok((events, calls))
+}
