@@ -170,17 +170,21 @@ pub enum ReservedExit {
 	InputUnreachable = -1003,
 	/// An input's content does not hash to the order's `content_hash` (order's fault).
 	InputHashMismatch = -1004,
+	/// The image and command start no process: no command at all, no such executable, an
+	/// unknown user (order's fault).
+	JobUnstartable = -1005,
 	/// The container vanished (engine reset, host reboot): the provider's fault.
 	ContainerLost = -2001,
 }
 
 impl ReservedExit {
 	/// Every reserved code.
-	pub const ALL: [ReservedExit; 5] = [
+	pub const ALL: [ReservedExit; 6] = [
 		Self::ImageUnavailable,
 		Self::ImageDigestMismatch,
 		Self::InputUnreachable,
 		Self::InputHashMismatch,
+		Self::JobUnstartable,
 		Self::ContainerLost,
 	];
 
@@ -200,7 +204,8 @@ impl ReservedExit {
 			Self::ImageUnavailable
 			| Self::ImageDigestMismatch
 			| Self::InputUnreachable
-			| Self::InputHashMismatch => Fault::Order,
+			| Self::InputHashMismatch
+			| Self::JobUnstartable => Fault::Order,
 			Self::ContainerLost => Fault::Provider,
 		}
 	}
@@ -306,12 +311,14 @@ pub(crate) mod tests {
 		assert_eq!(ReservedExit::ImageDigestMismatch.code(), -1002);
 		assert_eq!(ReservedExit::InputUnreachable.code(), -1003);
 		assert_eq!(ReservedExit::InputHashMismatch.code(), -1004);
+		assert_eq!(ReservedExit::JobUnstartable.code(), -1005);
 		assert_eq!(ReservedExit::ContainerLost.code(), -2001);
 		assert_eq!(fault_of(0), None);
 		assert_eq!(fault_of(1), Some(Fault::Job));
 		assert_eq!(fault_of(137), Some(Fault::Job));
 		assert_eq!(fault_of(-1), Some(Fault::Job));
 		assert_eq!(fault_of(-1003), Some(Fault::Order));
+		assert_eq!(fault_of(-1005), Some(Fault::Order));
 		assert_eq!(fault_of(-2001), Some(Fault::Provider));
 	}
 
