@@ -286,6 +286,9 @@ impl Api {
 			"manifest" if !dirs.outputs().is_dir() => {
 				reply(404, "this lease's outputs are not on this machine")
 			}
+			// Once committed, the manifest the result commits to; while the job runs, the
+			// outputs as they are.
+			"manifest" if stopped && dirs.manifest().is_file() => file(&dirs.manifest(), 0),
 			"manifest" => match commit::manifest(&dirs.outputs()) {
 				Ok(manifest) => json(&manifest),
 				Err(e) => reply(500, e.to_string()),

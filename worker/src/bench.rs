@@ -84,7 +84,7 @@ pub async fn executor_overhead(
 			]),
 		};
 		let start = Instant::now();
-		let handle = docker.start(&job, &image_id).await?;
+		let handle = docker.start(&job, &image_id).await.map_err(|e| e.to_string())?;
 		match docker.wait(&handle).await? {
 			JobState::Exited { code: 0, .. } => {}
 			other => return Err(format!("the bench image ended as {other:?}")),

@@ -232,14 +232,89 @@ pub fn manifest(root: &Path) -> std::io::Result<Manifest> {
 	Ok(Manifest { files })
 }
 
-/// The bytes under `root`, counted as the manifest would (for watching a running job).
-pub fn used_bytes(root: &Path) -> u64 {
-	let mut total = 0u64;
-	let _ = walk(root, &mut |_, file| {
-		total += file.metadata().map(|m| m.len()).unwrap_or(0);
-		Ok(())
-	});
-	total
+/// The most entries (plain files, folders, links, anything) a running job's outputs may hold:
+/// past it the job is over its limit whatever its bytes (millions of empty files would use up
+/// the disk's inodes, and stall every walk of the outputs).
+pub const MAX_OUTPUT_ENTRIES: u64 = 100_000;
+
+/// What a running job's outputs take on the disk, counted over every entry whatever its name,
+/// kind or depth: what the manifest leaves out (names that are no output path, folders too
+/// deep) still fills the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+	/// The sizes of the plain files.
+	pub bytes: u64,
+	/// Entries seen.
+	pub entries: u64,
+	/// More entries than allowed (the walk stopped there).
+	pub too_many: bool,
+	/// Folders nested deeper than [`MAX_OUTPUT_DEPTH`] (not walked).
+	pub too_deep: bool,
+}
+
+impl Usage {
+	/// Whether outputs this size break an order's limit of `max_bytes`.
+	pub fn over(&self, max_bytes: u64) -> bool {
+		self.bytes > max_bytes || self.too_many || self.too_deep
+	}
+}
+
+/// What the outputs under `root` take (nothing when there is no such folder). A folder the
+/// worker may not read is counted, its content is not (a worker run as root reads them all).
+pub fn usage(root: &Path) -> Usage {
+	usage_of(root, MAX_OUTPUT_ENTRIES)
+}
+
+fn usage_of(root: &Path, max_entries: u64) -> Usage {
+	let mut usage = Usage::default();
+	if let Ok(root) = open_root(root) {
+		count(&root, 0, max_entries, &mut usage);
+	}
+	usage
+}
+
+fn count(dir: &OwnedFd, depth: usize, max_entries: u64, usage: &mut Usage) {
+	use rustix::fs::{openat, statat, AtFlags, FileType, Mode, OFlags};
+	if depth >= MAX_OUTPUT_DEPTH {
+		usage.too_deep = true;
+		return;
+	}
+	let Ok(entries) = rustix::fs::Dir::read_from(dir) else { return };
+	for entry in entries {
+		let Ok(entry) = entry else { return };
+		let name = entry.file_name();
+		if matches!(name.to_bytes(), b"." | b"..") {
+			continue;
+		}
+		usage.entries += 1;
+		if usage.entries > max_entries {
+			usage.too_many = true;
+			return;
+		}
+		let Ok(stat) = statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else { continue };
+		match FileType::from_raw_mode(stat.st_mode) {
+			FileType::RegularFile => {
+				usage.bytes = usage.bytes.saturating_add(u64::try_from(stat.st_size).unwrap_or(0))
+			}
+			FileType::Directory => {
+				let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+				if let Ok(folder) = openat(dir, name, flags, Mode::empty()) {
+					count(&folder, depth + 1, max_entries, usage);
+				}
+				if usage.too_many {
+					return;
+				}
+			}
+			_ => {}
+		}
+	}
+}
+
+/// Keeps `manifest` (the final one) as `dirs`' `manifest.json`, written whole or not at all.
+pub fn keep_manifest(dirs: &LeaseDirs, manifest: &Manifest) -> std::io::Result<()> {
+	let partial = dirs.root.join("manifest.json.partial");
+	fs::write(&partial, serde_json::to_vec(manifest).expect("plain data serializes"))?;
+	fs::rename(&partial, dirs.manifest())
 }
 
 /// The manifest of the logs in `dir`: `stdout` and `stderr`, an absent one as empty.
@@ -286,6 +361,10 @@ impl LeaseDirs {
 	}
 	pub fn receipt(&self) -> PathBuf {
 		self.root.join("receipt.scale")
+	}
+	/// The outputs' manifest as the final result committed to it (see [`keep_manifest`]).
+	pub fn manifest(&self) -> PathBuf {
+		self.root.join("manifest.json")
 	}
 	/// Creates the folders: `outputs` writable by the job's user whoever it is (a container
 	/// reaches it as its mount, not through the folders above it) within the lease's folder,
@@ -358,7 +437,9 @@ mod tests {
 		]);
 		assert_eq!(manifest.root(), expected);
 		assert_eq!(manifest.total_bytes(), 9);
-		assert_eq!(used_bytes(root), 9);
+		// The link counts as an entry (it takes an inode), not its target's bytes.
+		let counted = usage(root);
+		assert_eq!((counted.bytes, counted.entries, counted.over(9)), (9, 4, false));
 		assert_eq!(super::manifest(&root.join("missing")).unwrap(), Manifest::default());
 	}
 
@@ -389,7 +470,10 @@ mod tests {
 		let manifest = manifest(&root).unwrap();
 		let paths: Vec<_> = manifest.files.iter().map(|f| f.path.as_str()).collect();
 		assert_eq!(paths, ["real/kept"]);
-		assert_eq!(used_bytes(&root), 4);
+		// Still counted against the limit: the files past the depth are not, the depth is.
+		let counted = usage(&root);
+		assert_eq!(counted.bytes, 4);
+		assert!(counted.too_deep && counted.over(u64::MAX));
 
 		assert_eq!(
 			open_beneath(&root, "real/kept").map(|f| f.metadata().unwrap().len()).ok(),
@@ -398,6 +482,35 @@ mod tests {
 		for refused in ["host/etc/passwd", "again/kept", "pipe", "real", "../outputs/real/kept"] {
 			assert!(open_beneath(&root, refused).is_err(), "{refused}");
 		}
+	}
+
+	#[test]
+	fn what_the_manifest_leaves_out_still_counts_against_the_limit() {
+		use std::os::unix::ffi::OsStrExt;
+		let dir = tempfile::tempdir().unwrap();
+		let root = dir.path();
+		// A name that is no output path, one that is no UTF-8, and what lies below them.
+		fs::create_dir_all(root.join("a\\b")).unwrap();
+		fs::write(root.join("a\\b/hidden"), vec![0u8; 1000]).unwrap();
+		fs::write(root.join(std::ffi::OsStr::from_bytes(b"\xff")), vec![0u8; 500]).unwrap();
+		assert_eq!(manifest(root).unwrap(), Manifest::default());
+		// A sparse file counts its length, not the few blocks it holds.
+		fs::File::create(root.join("sparse")).unwrap().set_len(1 << 40).unwrap();
+		let counted = usage(root);
+		assert_eq!(counted.bytes, 1500 + (1 << 40));
+		assert_eq!(counted.entries, 4);
+		assert!(counted.over(1 << 40) && !counted.over(2 << 40));
+		// Empty files cost no bytes, but past the most entries the outputs are over the limit
+		// (here 100 of them, for the test's speed; MAX_OUTPUT_ENTRIES in the worker).
+		let many = root.join("many");
+		fs::create_dir(&many).unwrap();
+		for i in 0..100 {
+			fs::File::create(many.join(i.to_string())).unwrap();
+		}
+		assert!(!usage_of(root, 105).over(u64::MAX));
+		let counted = usage_of(root, 100);
+		assert_eq!(counted.entries, 101);
+		assert!(counted.too_many && counted.over(u64::MAX));
 	}
 
 	#[test]

@@ -173,6 +173,10 @@ pub struct BiddingConfig {
 	pub registries: Vec<String>,
 	#[serde(default = "default_settle_every")]
 	pub settle_every: u32,
+	/// Seconds the executor may stay silent before standing bids are retracted (new bids stop
+	/// at once): a retraction late in a bid window forfeits the bid's deposit.
+	#[serde(default = "default_retract_after_secs")]
+	pub retract_after_secs: u64,
 }
 
 impl Default for BiddingConfig {
@@ -187,6 +191,7 @@ impl Default for BiddingConfig {
 			open_ended: true,
 			registries: Vec::new(),
 			settle_every: default_settle_every(),
+			retract_after_secs: default_retract_after_secs(),
 		}
 	}
 }
@@ -208,6 +213,9 @@ fn default_max_duration() -> u32 {
 }
 fn default_settle_every() -> u32 {
 	100
+}
+fn default_retract_after_secs() -> u64 {
+	30
 }
 
 fn stint<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Balance, D::Error> {

@@ -44,6 +44,10 @@ pub struct LeaseView<'a> {
 	pub in_flight: bool,
 	/// The operator said to take over this lease (`--adopt`).
 	pub adopt: bool,
+	/// The journal's entry does not describe the lease the chain holds under this id (its
+	/// buyer, devices or job differ): it was made from a best block that a reorganisation
+	/// dropped, and the id now names another lease.
+	pub stale: bool,
 }
 
 /// Where the chain is.
@@ -81,6 +85,10 @@ pub enum Action {
 	Forget(LeaseId),
 	/// Take over a lease acknowledged elsewhere with this key (`--adopt`).
 	Adopt(LeaseId),
+	/// The journal's entry was made from a dropped fork and nothing has run yet: make it anew
+	/// from the lease at this block (keeping the signed acknowledgement, which names only the
+	/// id) and prepare again.
+	Renew(LeaseId),
 	/// Something the worker must not fix by itself.
 	Alert(LeaseId, String),
 }
@@ -128,6 +136,20 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 			)],
 		};
 	};
+	if view.stale {
+		return match entry.phase {
+			Phase::Preparing | Phase::Prepared | Phase::OrderFault | Phase::Acked => {
+				vec![Renew(id)]
+			}
+			_ => vec![Alert(
+				id,
+				"the journal's job for this lease id was prepared from a fork that is no longer \
+				 canonical and has already run; the lease on chain is another (buyer, devices or \
+				 job differ): left alone"
+					.into(),
+			)],
+		};
+	}
 	let job = view.job;
 	match (next, entry.phase) {
 		(_, Phase::Done) => Vec::new(),
@@ -143,6 +165,20 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 		}
 		// Acknowledged, and further along: the finalized block has not caught up yet.
 		(NextDuty::Ack { .. }, _) => Vec::new(),
+		// Acknowledged, but not by this journal: it never signed an ack, or the chain refused
+		// the one it signed. Another worker with this key has the lease (and perhaps runs it):
+		// running it here too, or reporting an order fault over it, would end the other's job.
+		(_, Phase::Preparing | Phase::Prepared | Phase::OrderFault) if !acked_here(entry) => {
+			match view.adopt {
+				true => vec![Adopt(id)],
+				false => vec![Alert(
+					id,
+					"acknowledged on chain, but not by this journal (acknowledged elsewhere with \
+					 this key): left alone (restart with --adopt <lease> to take it over)"
+						.into(),
+				)],
+			}
+		}
 		// An open-ended lease whose checkpoint is overdue (the next block is later than `by`):
 		// the chain refuses a checkpoint or a result now, each a fee for nothing, and the missed
 		// one may be reported. The job is left as it is until the lease ends.
@@ -182,10 +218,12 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 				match next {
 					NextDuty::Suspended if !paused => vec![Pause(id)],
 					NextDuty::Suspended => Vec::new(),
-					_ if paused => vec![Unpause(id)],
+					// Past its end a fixed lease's job stops, paused or not (unpaused first, it
+					// would run a block for nothing).
 					NextDuty::Result { ends_at, .. } if now.block >= ends_at => {
 						vec![Stop(id, StopReason::TimeLimit)]
 					}
+					_ if paused => vec![Unpause(id)],
 					NextDuty::Checkpoint { sequence, by }
 						if now.block >= by.saturating_sub(interval / 2) =>
 					{
@@ -196,6 +234,12 @@ pub fn plan(view: &LeaseView, now: &Now) -> Vec<Action> {
 			}
 		},
 	}
+}
+
+/// Whether this journal's acknowledgement of the lease may be the one the chain holds: it signed
+/// one, and the chain has not refused it.
+fn acked_here(entry: &LeaseEntry) -> bool {
+	entry.extrinsics.get("ack").is_some_and(|ack| ack.refused.is_none())
 }
 
 fn plan_ended(view: &LeaseView, now: &Now) -> Vec<Action> {
@@ -231,11 +275,28 @@ mod tests {
 		OnChain::Live { next: NextDuty::Checkpoint { sequence: 3, by }, checkpoint_interval: 50 }
 	}
 
+	/// An entry in `phase`, with the acknowledgement it signed once past `Preparing`.
 	fn entry(phase: Phase) -> LeaseEntry {
 		let mut entry =
 			LeaseEntry::new(7, [1; 32], crate::journal::tests_spec(), vec![], ExecutorKind::Docker);
 		entry.phase = phase;
+		if phase != Phase::Preparing {
+			entry.extrinsics.insert("ack".into(), signed_ack(None));
+		}
 		entry
+	}
+
+	fn signed_ack(refused: Option<&str>) -> crate::journal::SignedExtrinsic {
+		crate::journal::SignedExtrinsic {
+			slot: "ack".into(),
+			bytes: vec![1, 2, 3],
+			hash: vec![4; 32],
+			nonce: 0,
+			included: refused.is_some(),
+			included_ms: None,
+			valid_until: None,
+			refused: refused.map(str::to_string),
+		}
 	}
 
 	fn final_report() -> crate::journal::SignedReport {
@@ -248,7 +309,10 @@ mod tests {
 	}
 
 	fn plan_of(chain: OnChain, entry: Option<&LeaseEntry>, job: Option<JobState>) -> Vec<Action> {
-		plan(&LeaseView { id: 7, chain, entry, job, in_flight: false, adopt: false }, &NOW)
+		plan(
+			&LeaseView { id: 7, chain, entry, job, in_flight: false, adopt: false, stale: false },
+			&NOW,
+		)
 	}
 
 	use Action::*;
@@ -270,7 +334,7 @@ mod tests {
 			("running, finality behind: wait", ACK, Some(Running), Some(J::Running), vec![]),
 			("committed, finality behind: wait", ACK, Some(Exited), None, vec![]),
 			("acked: start", FIXED, Some(Acked), None, vec![Start(7)]),
-			("acked elsewhere in the table: start", open(140), Some(Prepared), None, vec![Start(7)]),
+			("acked, not yet seen in the journal: start", open(140), Some(Prepared), None, vec![Start(7)]),
 			("order at fault, acked: report it", FIXED, Some(OrderFault), None, vec![Commit(7)]),
 			("running, before its end: nothing", FIXED, Some(Running), Some(J::Running), vec![]),
 			("running, at its end: stop", FIXED_OVER, Some(Running), Some(J::Running), vec![Stop(7, StopReason::TimeLimit)]),
@@ -310,6 +374,7 @@ mod tests {
 			job: None,
 			in_flight: false,
 			adopt: true,
+			stale: false,
 		};
 		assert_eq!(plan(&view, &NOW), vec![Adopt(7)]);
 	}
@@ -324,6 +389,7 @@ mod tests {
 			job: Some(J::Running),
 			in_flight: true,
 			adopt: false,
+			stale: false,
 		};
 		assert_eq!(plan(&view, &NOW), vec![]);
 	}
@@ -340,6 +406,7 @@ mod tests {
 			job: None,
 			in_flight: true,
 			adopt: false,
+			stale: false,
 		};
 		assert_eq!(plan(&view(ack_by(NOW.block + ACK_MARGIN + 1)), &NOW), vec![]);
 		let near = plan(&view(ack_by(NOW.block + ACK_MARGIN)), &NOW);
@@ -414,6 +481,91 @@ mod tests {
 		assert_eq!(plan_of(OnChain::Ended, Some(&done), None), vec![]);
 		done.verdict_settled = true;
 		assert_eq!(plan_of(OnChain::Ended, Some(&done), None), vec![Forget(7)]);
+	}
+
+	#[test]
+	fn a_lease_acknowledged_by_another_journal_with_this_key_is_left_alone() {
+		fn view(entry: &LeaseEntry, adopt: bool) -> LeaseView<'_> {
+			LeaseView {
+				id: 7,
+				chain: FIXED,
+				entry: Some(entry),
+				job: None,
+				in_flight: false,
+				adopt,
+				stale: false,
+			}
+		}
+		let elsewhere = |actions: &[Action]| matches!(actions, [Alert(7, why)] if why.contains("acknowledged elsewhere"));
+		for phase in [Preparing, Prepared, OrderFault] {
+			// This journal never signed an ack: the chain's is another worker's.
+			let mut never = entry(phase);
+			never.extrinsics.clear();
+			assert!(elsewhere(&plan(&view(&never, false), &NOW)), "{phase:?}");
+			assert_eq!(plan(&view(&never, true), &NOW), vec![Adopt(7)], "{phase:?}");
+			// It signed one and the chain refused it (the lease was no longer awaiting it).
+			let mut refused = entry(phase);
+			refused.extrinsics.insert("ack".into(), signed_ack(Some("Leases.NotAwaitingAck")));
+			assert!(elsewhere(&plan(&view(&refused, false), &NOW)), "{phase:?}");
+		}
+		// Its own ack, sent and not yet seen included: the job is this worker's to run.
+		assert_eq!(plan(&view(&entry(Prepared), false), &NOW), vec![Start(7)]);
+		assert_eq!(plan(&view(&entry(OrderFault), false), &NOW), vec![Commit(7)]);
+		// Before the deadline nothing is elsewhere yet: prepare and acknowledge as usual.
+		let mut unsigned = entry(Prepared);
+		unsigned.extrinsics.clear();
+		assert_eq!(plan_of(ACK, Some(&unsigned), None), vec![Ack(7)]);
+	}
+
+	#[test]
+	fn an_entry_made_from_a_dropped_fork_is_made_anew_unless_its_job_ran() {
+		for (phase, job, expected) in [
+			(Preparing, None, Some(Renew(7))),
+			(Prepared, None, Some(Renew(7))),
+			(OrderFault, None, Some(Renew(7))),
+			(Acked, None, Some(Renew(7))),
+			(Running, Some(J::Running), None),
+			(Exited, Some(J::Exited { code: 0, oom: false }), None),
+		] {
+			let entry = entry(phase);
+			let view = LeaseView {
+				id: 7,
+				chain: FIXED,
+				entry: Some(&entry),
+				job,
+				in_flight: false,
+				adopt: false,
+				stale: true,
+			};
+			let actions = plan(&view, &NOW);
+			match expected {
+				Some(action) => assert_eq!(actions, vec![action], "{phase:?}"),
+				None => assert!(
+					matches!(actions.as_slice(), [Alert(7, why)] if why.contains("no longer canonical")),
+					"{phase:?}: {actions:?}"
+				),
+			}
+		}
+		// An ended lease is finished whatever the entry says.
+		let running = entry(Running);
+		let view = LeaseView {
+			id: 7,
+			chain: OnChain::Ended,
+			entry: Some(&running),
+			job: Some(J::Running),
+			in_flight: false,
+			adopt: false,
+			stale: true,
+		};
+		assert_eq!(plan(&view, &NOW), vec![Finish(7)]);
+	}
+
+	#[test]
+	fn a_paused_job_past_its_fixed_end_is_stopped_not_resumed() {
+		let plan = plan_of(FIXED_OVER, Some(&entry(Paused)), Some(J::Paused));
+		assert_eq!(plan, vec![Stop(7, StopReason::TimeLimit)]);
+		let plan = plan_of(FIXED, Some(&entry(Paused)), Some(J::Paused));
+		assert_eq!(plan, vec![Unpause(7)]);
 	}
 
 	#[test]

@@ -402,7 +402,9 @@ impl Journal {
 
 	/// Loads an export into this (empty or older) journal; entries of the same lease are
 	/// replaced, except that no report or extrinsic already signed here is forgotten. An export
-	/// of another chain (a different genesis) is refused: its lease ids name other leases.
+	/// of another chain (a different genesis) is refused: its lease ids name other leases. What
+	/// this journal already says of itself stays (its instance above all: the jobs it started
+	/// on this machine carry it, and would be taken for lost under another).
 	pub fn import(&self, export: &Export) -> Result<(), JournalError> {
 		if let (Some(ours), Some(theirs)) = (self.meta("genesis")?, export.meta.get("genesis")) {
 			if &ours != theirs {
@@ -410,7 +412,9 @@ impl Journal {
 			}
 		}
 		for (key, value) in &export.meta {
-			self.set_meta(key, value)?;
+			if self.meta(key)?.is_none() {
+				self.set_meta(key, value)?;
+			}
 		}
 		for entry in &export.leases {
 			self.put(entry)?;
@@ -576,5 +580,14 @@ mod tests {
 		let refused = other.import(&serde_json::from_str(&json).unwrap());
 		assert!(matches!(refused, Err(JournalError::OtherChain { .. })));
 		assert!(other.all().unwrap().is_empty());
+		// A journal that has run jobs here keeps its instance: they carry it.
+		let running = Journal::open(&dir.path().join("d.redb")).unwrap();
+		let instance = running.instance().unwrap();
+		assert_ne!(Some(&instance), from.export().unwrap().meta.get("instance"));
+		from.instance().unwrap();
+		let json = serde_json::to_string(&from.export().unwrap()).unwrap();
+		running.import(&serde_json::from_str(&json).unwrap()).unwrap();
+		assert_eq!(running.instance().unwrap(), instance);
+		assert_eq!(running.meta("genesis").unwrap().as_deref(), Some("0x01"));
 	}
 }

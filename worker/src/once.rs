@@ -14,7 +14,11 @@
 //! # program = "bin/selftest"               # run natively: image = "native/selftest@sha256:<file's>"
 //! ```
 
-use std::{collections::HashMap, path::PathBuf, time::Duration};
+use std::{
+	collections::HashMap,
+	path::{Path, PathBuf},
+	time::Duration,
+};
 
 use codec::Encode;
 use serde::Deserialize;
@@ -109,6 +113,40 @@ impl JobFile {
 	}
 }
 
+/// Waits for the job of `handle` to end: by itself, stopped at the job file's time limit, or
+/// killed once its outputs are over the limit (looked at every second).
+async fn watch<E: Executor>(
+	executor: &E,
+	handle: &str,
+	outputs: &Path,
+	job: &JobFile,
+) -> Result<(JobState, StopReason), String> {
+	let deadline = tokio::time::Instant::now() + Duration::from_secs(job.timeout_secs);
+	let second = Duration::from_secs(1);
+	let mut look = tokio::time::interval_at(tokio::time::Instant::now() + second, second);
+	let wait = executor.wait(handle);
+	tokio::pin!(wait);
+	loop {
+		tokio::select! {
+			state = &mut wait => return Ok((state?, StopReason::Exited)),
+			() = tokio::time::sleep_until(deadline) => {
+				executor.stop(handle, Limits::default().stop_grace_secs).await?;
+				return Ok((executor.wait(handle).await?, StopReason::TimeLimit));
+			}
+			_ = look.tick() => {
+				let walked = outputs.to_path_buf();
+				let used = tokio::task::spawn_blocking(move || commit::usage(&walked))
+					.await
+					.unwrap_or_default();
+				if used.over(job.max_output_bytes) {
+					executor.stop(handle, 0).await?;
+					return Ok((executor.wait(handle).await?, StopReason::OutputOverLimit));
+				}
+			}
+		}
+	}
+}
+
 /// Runs the job in `job` on `executor` and reports.
 pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceReport, String> {
 	let spec = job.spec()?;
@@ -135,32 +173,29 @@ pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceRe
 		labels,
 	};
 	let started = crate::unix_ms();
-	let handle = executor.start(&request, &image_id).await?;
-	let mut reason = StopReason::Exited;
-	let state =
-		match tokio::time::timeout(Duration::from_secs(job.timeout_secs), executor.wait(&handle))
-			.await
-		{
-			Ok(state) => state?,
-			Err(_) => {
-				reason = StopReason::TimeLimit;
-				executor.stop(&handle, request.limits.stop_grace_secs).await?;
-				executor.wait(&handle).await?
-			}
+	let handle = executor.start(&request, &image_id).await.map_err(|e| e.to_string())?;
+	let ran = async {
+		let (state, mut reason) = watch(executor, &handle, &dirs.outputs(), job).await?;
+		let (exit_code, oom) = match state {
+			JobState::Exited { code, oom } => (code, oom),
+			other => return Err(format!("the job ended as {other:?}")),
 		};
-	let (exit_code, oom) = match state {
-		JobState::Exited { code, oom } => (code, oom),
-		other => return Err(format!("the job ended as {other:?}")),
-	};
-	if oom && reason == StopReason::Exited {
-		reason = StopReason::OutOfMemory;
+		if oom && reason == StopReason::Exited {
+			reason = StopReason::OutOfMemory;
+		}
+		// Past the limit between two looks.
+		let used = commit::usage(&dirs.outputs());
+		if used.over(job.max_output_bytes) && reason == StopReason::Exited {
+			reason = StopReason::OutputOverLimit;
+		}
+		executor.collect_logs(&handle, &dirs.logs(), request.limits.log_bytes).await?;
+		Ok((exit_code, reason))
 	}
-	let outputs = commit::manifest(&dirs.outputs()).map_err(|e| e.to_string())?;
-	if outputs.total_bytes() > job.max_output_bytes && reason == StopReason::Exited {
-		reason = StopReason::OutputOverLimit;
-	}
-	executor.collect_logs(&handle, &dirs.logs(), request.limits.log_bytes).await?;
+	.await;
+	// Whatever happened: no job of a finished run is left behind (running or not).
 	let _ = executor.remove(&handle).await;
+	let (exit_code, reason) = ran?;
+	let outputs = commit::manifest(&dirs.outputs()).map_err(|e| e.to_string())?;
 	let logs = commit::logs_manifest(&dirs.logs()).map_err(|e| e.to_string())?;
 	let ended = crate::unix_ms();
 	entry.image_digest = stint_primitives::image_digest(job.image.as_bytes()).unwrap_or_default();

@@ -8,7 +8,7 @@
 
 use std::{
 	collections::{BTreeMap, HashMap, HashSet},
-	path::Path,
+	path::{Path, PathBuf},
 	sync::{
 		atomic::{AtomicBool, AtomicU32, Ordering},
 		Arc, Mutex,
@@ -31,8 +31,8 @@ use crate::{
 	config::{Config, GpuMode},
 	duties::{plan, Action, LeaseView, Now, OnChain, ACK_MARGIN},
 	executor::{
-		Executor, FoundJob, JobRequest, JobState, PrepareError, CHAIN_LABEL, INSTANCE_LABEL,
-		LEASE_LABEL, WORKER_LABEL,
+		Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, CHAIN_LABEL,
+		INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
 	},
 	gpu::Gpus,
 	journal::{Exit, Journal, LeaseEntry, Phase},
@@ -119,8 +119,9 @@ pub struct Worker<E: Executor> {
 	/// The runtime's spec version last checked, and whether the calls this worker uses still
 	/// match it: after an upgrade that changed them it takes no new work.
 	compatibility: Mutex<(u32, bool)>,
-	/// The executor did not answer at the last bidding round (said once, until it answers).
-	executor_down: AtomicBool,
+	/// Since when the executor has not answered at bidding rounds (said once, until it
+	/// answers).
+	executor_down: Mutex<Option<std::time::Instant>>,
 	/// Whether the executor can pass GPUs to jobs: `None` until it answered that (an engine
 	/// down at start), and until then no GPU is offered.
 	gpu_passthrough: Mutex<Option<bool>>,
@@ -195,6 +196,20 @@ impl<E: Executor> Worker<E> {
 		);
 		let host = stint_probe::host(&config.worker.data_dir).map_err(|e| setup(&e))?;
 		let instance = journal.instance().map_err(|e| setup(&e))?;
+		// What this journal signed and the labels of the jobs it started name its worker key:
+		// under another key its reports would be refused and its jobs not found.
+		let public = format!("0x{}", hex::encode(key.public_key().0));
+		match journal.meta("worker_key").map_err(|e| setup(&e))? {
+			Some(known) if known != public => {
+				return Err(RunError::Setup(format!(
+					"this journal belongs to the worker key {known}, the configured key is \
+					 {public}: give the new key a data directory of its own (the old key's \
+					 leases are served by a worker with the old key)"
+				)))
+			}
+			Some(_) => {}
+			None => journal.set_meta("worker_key", &public).map_err(|e| setup(&e))?,
+		}
 		let metrics = Metrics::new();
 		let chain =
 			Chain::new(config.chain.urls.clone(), metrics.clone()).map_err(|e| setup(&e))?;
@@ -226,7 +241,7 @@ impl<E: Executor> Worker<E> {
 			start_failing: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
 			compatibility: Mutex::new((0, false)),
-			executor_down: AtomicBool::new(false),
+			executor_down: Mutex::new(None),
 			tick_failing: log::Repeats::default(),
 			best_failing: log::Repeats::default(),
 			last_beat: AtomicU32::new(u32::MAX),
@@ -572,6 +587,7 @@ impl<E: Executor> Worker<E> {
 				job: jobs.get(&duty.id).map(|job| job.state),
 				in_flight,
 				adopt: false,
+				stale: entry.as_ref().is_some_and(|entry| !describes(entry, &duty)),
 			};
 			for action in plan(&view, &now) {
 				let forward = matches!(
@@ -647,9 +663,12 @@ impl<E: Executor> Worker<E> {
 				)));
 			}
 		}
-		// Transactions signed before a restart and not known to be in keep their nonces.
+		// Transactions signed before a restart and not known to be in keep their nonces, as long
+		// as they may still be sent (a finished lease's never are: its nonce would be a gap
+		// every later transaction waits behind).
 		let entries = self.journal.all().map_err(|e| RunError::Setup(e.to_string()))?;
-		for signed in entries.iter().flat_map(|e| e.extrinsics.values()).filter(|x| !x.included) {
+		let pending = entries.iter().filter(|e| e.phase != Phase::Done);
+		for signed in pending.flat_map(|e| e.extrinsics.values()).filter(|x| !x.included) {
 			self.chain.reserve(signed.nonce).await;
 		}
 		self.check_compatibility(&client).await;
@@ -758,6 +777,9 @@ impl<E: Executor> Worker<E> {
 				job,
 				in_flight: in_flight.contains(&id),
 				adopt: self.adopt.contains(&id),
+				stale: entry
+					.zip(duty.as_ref())
+					.is_some_and(|(entry, duty)| !describes(entry, duty)),
 			};
 			for action in plan(&view, &now) {
 				if !self.compatible() && takes_new_work(&action) {
@@ -859,7 +881,7 @@ impl<E: Executor> Worker<E> {
 			Action::Prepare(l) | Action::Ack(l) | Action::Start(l) | Action::Commit(l) => *l,
 			Action::Checkpoint(l, _) | Action::Stop(l, _) => *l,
 			Action::Pause(l) | Action::Unpause(l) | Action::Lost(l) => *l,
-			Action::Finish(l) | Action::Forget(l) | Action::Adopt(l) => *l,
+			Action::Finish(l) | Action::Forget(l) | Action::Adopt(l) | Action::Renew(l) => *l,
 		};
 		let Some(guard) = self.begin(lease) else { return };
 		let me = self.clone();
@@ -933,6 +955,14 @@ impl<E: Executor> Worker<E> {
 			Action::Finish(id) => self.finish(id).await,
 			Action::Forget(id) => self.forget(id).await,
 			Action::Adopt(id) => self.adopt(id, duty.ok_or("no duty to adopt from")?).await,
+			Action::Renew(id) => {
+				let duty = duty.ok_or("no duty to renew from")?;
+				self.renew(id, &duty)?;
+				if self.prepare(id, &duty).await? {
+					self.ack_and_start(id).await?;
+				}
+				Ok(())
+			}
 			Action::Alert(..) => Ok(()),
 		}
 	}
@@ -946,6 +976,36 @@ impl<E: Executor> Worker<E> {
 
 	fn instant(&self) -> Instant {
 		Instant { block: self.best.load(Ordering::Relaxed), unix_ms: crate::unix_ms() }
+	}
+
+	/// Makes the journal's entry of `id` anew from `duty`: the old one was prepared from a fork
+	/// that was dropped, for a lease that the id no longer names. Its files (another order's
+	/// inputs) go; its signed acknowledgement stays, as it names only the id.
+	fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), String> {
+		let old = self.entry(id)?;
+		let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
+		let mut entry = LeaseEntry::new(
+			id,
+			duty.lease.buyer.0,
+			spec,
+			duty.lease.devices.0.clone(),
+			self.executor.kind(),
+		);
+		entry.extrinsics = old.extrinsics.into_iter().filter(|(slot, _)| slot == "ack").collect();
+		match std::fs::remove_dir_all(&self.dirs(id).root) {
+			Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
+			_ => {}
+		}
+		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		log::alert(
+			"duties",
+			Some(id),
+			format!(
+				"the journal's entry was made from a dropped fork (order {} now): prepared again",
+				duty.lease.order
+			),
+		);
+		Ok(())
 	}
 
 	/// Journals a new lease and gets it ready: the image, the inputs, the disk. Returns whether
@@ -1137,17 +1197,24 @@ impl<E: Executor> Worker<E> {
 
 	/// Reports the job of `id` lost (the reserved code, the provider's fault), once.
 	async fn report_lost(self: &Arc<Self>, id: LeaseId, why: &str) -> Result<(), String> {
+		log::alert("executor", Some(id), format!("{why}: reporting it lost"));
+		self.report_reserved(id, ReservedExit::ContainerLost, "lost").await
+	}
+
+	/// Ends the job of `id` with the reserved `code` (recorded once) and commits it.
+	async fn report_reserved(
+		self: &Arc<Self>,
+		id: LeaseId,
+		code: ReservedExit,
+		outcome: &str,
+	) -> Result<(), String> {
 		let mut entry = self.entry(id)?;
 		if entry.exit.is_none() {
-			log::alert("executor", Some(id), format!("{why}: reporting it lost"));
-			entry.exit = Some(Exit {
-				code: ReservedExit::ContainerLost.code(),
-				reason: StopReason::Exited,
-				at: self.instant(),
-			});
+			entry.exit =
+				Some(Exit { code: code.code(), reason: StopReason::Exited, at: self.instant() });
 			entry.phase = Phase::Exited;
 			self.journal.put(&entry).map_err(|e| e.to_string())?;
-			self.metrics.jobs.with_label_values(&["lost"]).inc();
+			self.metrics.jobs.with_label_values(&[outcome]).inc();
 		}
 		self.commit(id).await
 	}
@@ -1162,7 +1229,17 @@ impl<E: Executor> Worker<E> {
 				self.start_failing.lock().expect("not poisoned").remove(&id);
 				return Ok(());
 			}
-			Err(why) => why,
+			// The order's own doing: its failed result now, with the reserved code.
+			Err(StartError::Unstartable(why)) => {
+				self.start_failing.lock().expect("not poisoned").remove(&id);
+				log::warn(
+					"executor",
+					Some(id),
+					format!("the job cannot start, the order's fault: {why}"),
+				);
+				return self.report_reserved(id, ReservedExit::JobUnstartable, "order_fault").await;
+			}
+			Err(StartError::Other(why)) => why,
 		};
 		let since = *self
 			.start_failing
@@ -1178,7 +1255,7 @@ impl<E: Executor> Worker<E> {
 		self.report_lost(id, &format!("the job has not started for {secs} s ({why})")).await
 	}
 
-	async fn try_start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+	async fn try_start(self: &Arc<Self>, id: LeaseId) -> Result<(), StartError> {
 		let mut entry = self.entry(id)?;
 		let image_id = match entry.image_id.clone() {
 			Some(image_id) => image_id,
@@ -1230,13 +1307,23 @@ impl<E: Executor> Worker<E> {
 				tokio::select! {
 					_ = &mut wait => break,
 					_ = watch.tick() => {
-						if commit::used_bytes(&outputs) > limit {
+						// Off the async threads: a job with many files makes a long walk.
+						let walked = outputs.clone();
+						let used = tokio::task::spawn_blocking(move || commit::usage(&walked))
+							.await
+							.unwrap_or_default();
+						if used.over(limit) {
 							if let Ok(mut entry) = me.entry(id) {
 								entry.stop_reason = Some(StopReason::OutputOverLimit);
 								let _ = me.journal.put(&entry);
 							}
-							log::warn("executor", Some(id), "outputs over the order's limit: stopping");
-							let _ = me.executor.stop(&handle, me.config.limits.stop_grace_secs).await;
+							log::warn(
+								"executor",
+								Some(id),
+								format!("outputs over the order's limit ({used:?}): killing the job"),
+							);
+							// No grace: a job past its limit would go on writing through it.
+							let _ = me.executor.stop(&handle, 0).await;
 						}
 					}
 				}
@@ -1334,7 +1421,14 @@ impl<E: Executor> Worker<E> {
 					.sign_report_once(id, kind, commitment, receipt.encode(), || {
 						commit::sign_report(key, genesis, id, kind, commitment).to_vec()
 					})
-					.map_err(|e| e.to_string())?;
+					.map_err(|e| {
+						// Never signed twice: a second commitment for a slot is an error the
+						// operator must hear of, not one to retry quietly.
+						if let crate::journal::JournalError::ConflictingReport { .. } = e {
+							self.alert_once(id, &e.to_string());
+						}
+						e.to_string()
+					})?;
 				crash_point(&format!("after-sign-report-{}", slot.split('/').next().unwrap_or("")));
 				report
 			}
@@ -1405,6 +1499,11 @@ impl<E: Executor> Worker<E> {
 	) -> Result<ExecutionReceipt, String> {
 		let dirs = self.dirs(entry.lease);
 		let outputs = commit::manifest(&dirs.outputs()).map_err(|e| e.to_string())?;
+		if kind == ReportKind::Final {
+			// What the result commits to, kept: the outputs API serves it from now on rather
+			// than hashing every file again for each request.
+			commit::keep_manifest(&dirs, &outputs).map_err(|e| e.to_string())?;
+		}
 		let logs = commit::logs_manifest(&dirs.logs()).map_err(|e| e.to_string())?;
 		let started = entry.started.unwrap_or(ended);
 		let seconds = ended.unix_ms.saturating_sub(started.unix_ms) / 1000;
@@ -1518,28 +1617,43 @@ impl<E: Executor> Worker<E> {
 	/// Whether the executor could start a job now. Going down raises an alert (and counts an
 	/// executor error) once, coming back is said once: the rounds in between stay quiet.
 	async fn executor_ready(&self) -> bool {
-		match self.executor.ready().await {
+		let answer = self.executor.ready().await;
+		let mut down = self.executor_down.lock().expect("not poisoned");
+		match answer {
 			Ok(()) => {
-				if self.executor_down.swap(false, Ordering::SeqCst) {
+				if down.take().is_some() {
 					log::info("executor", None, "the executor answers again: bidding again");
 				}
 				true
 			}
 			Err(why) => {
-				if !self.executor_down.swap(true, Ordering::SeqCst) {
+				if down.is_none() {
+					*down = Some(std::time::Instant::now());
 					self.metrics.errors.with_label_values(&["executor"]).inc();
 					log::alert(
 						"executor",
 						None,
 						format!(
-							"{why}: no new bids, standing bids retracted, until it answers (a \
-							 lease won now could not be acknowledged)"
+							"{why}: no new bids until it answers, standing bids retracted if it \
+							 stays silent for {} s (a lease won now could not be acknowledged)",
+							self.config.bidding.retract_after_secs
 						),
 					);
 				}
 				false
 			}
 		}
+	}
+
+	/// Whether the executor has been silent long enough for standing bids to go: a retraction
+	/// late in an order's bid window forfeits the bid's deposit, too much for one slow answer
+	/// (an engine busy with a pull).
+	fn executor_long_down(&self) -> bool {
+		let after = Duration::from_secs(self.config.bidding.retract_after_secs);
+		self.executor_down
+			.lock()
+			.expect("not poisoned")
+			.is_some_and(|since| since.elapsed() >= after)
 	}
 
 	async fn settle(self: &Arc<Self>, lease: LeaseId, stream: u64) {
@@ -1574,21 +1688,25 @@ impl<E: Executor> Worker<E> {
 		let standing_bids = client.bids_of(&self.account).await.map_err(rpc)?;
 		// What the live leases may still write is not free for new work: each may fill its
 		// outputs up to its order's limit.
-		let live_reserved: u64 = duties
+		let writing: Vec<(u64, PathBuf)> = duties
 			.iter()
-			.map(|duty| {
-				// A job that has exited writes no more.
-				let exited =
-					self.journal.get(duty.id).ok().flatten().is_some_and(|e| e.exit.is_some());
-				let limit = duty.spec.as_ref().map_or(0, |spec| spec.max_output_bytes);
-				match exited {
-					true => 0,
-					false => {
-						limit.saturating_sub(commit::used_bytes(&self.dirs(duty.id).outputs()))
-					}
-				}
+			// A job that has exited writes no more.
+			.filter(|duty| {
+				self.journal.get(duty.id).ok().flatten().is_none_or(|e| e.exit.is_none())
 			})
-			.sum();
+			.map(|duty| {
+				let limit = duty.spec.as_ref().map_or(0, |spec| spec.max_output_bytes);
+				(limit, self.dirs(duty.id).outputs())
+			})
+			.collect();
+		let live_reserved: u64 = tokio::task::spawn_blocking(move || {
+			writing
+				.iter()
+				.map(|(limit, outputs)| limit.saturating_sub(commit::usage(outputs).bytes))
+				.sum()
+		})
+		.await
+		.map_err(|e| e.to_string())?;
 		let scratch_free_bytes =
 			stint_probe::free_bytes(&self.config.worker.data_dir)?.saturating_sub(live_reserved);
 		let mut bids_reserved = 0u64;
@@ -1604,7 +1722,9 @@ impl<E: Executor> Worker<E> {
 			let candidate = candidate(*order, &record, bid.devices.0.iter().copied(), &models);
 			let why = match executor_ready {
 				_ if incompatible => Some(bidding::Skip::RuntimeIncompatible),
-				false => Some(bidding::Skip::ExecutorDown),
+				false if self.executor_long_down() => Some(bidding::Skip::ExecutorDown),
+				// Silent only a moment: kept (and its bytes held) until it answers or not.
+				false => None,
 				true => bidding::stale(
 					&self.config.bidding,
 					&candidate,
@@ -1763,7 +1883,16 @@ impl<E: Executor> Worker<E> {
 /// Whether `action` takes on new work (what a worker whose calls no longer match the runtime
 /// must not do): preparing or acknowledging a lease, adopting one.
 pub fn takes_new_work(action: &Action) -> bool {
-	matches!(action, Action::Prepare(_) | Action::Ack(_) | Action::Adopt(_))
+	matches!(action, Action::Prepare(_) | Action::Ack(_) | Action::Adopt(_) | Action::Renew(_))
+}
+
+/// Whether the journal's `entry` describes the lease `duty` is about: the same buyer, devices
+/// and job (see [`LeaseView::stale`]). An adopted entry was made from the chain itself.
+fn describes(entry: &LeaseEntry, duty: &DutyRecord) -> bool {
+	entry.adopted
+		|| (entry.buyer == duty.lease.buyer.0
+			&& entry.devices == duty.lease.devices.0
+			&& duty.spec.as_ref().is_none_or(|spec| *spec == entry.spec))
 }
 
 /// How a run went, for its receipt.
@@ -1934,7 +2063,7 @@ mod tests {
 
 	#[test]
 	fn after_an_incompatible_upgrade_only_running_work_goes_on() {
-		for new in [Action::Prepare(1), Action::Ack(1), Action::Adopt(1)] {
+		for new in [Action::Prepare(1), Action::Ack(1), Action::Adopt(1), Action::Renew(1)] {
 			assert!(takes_new_work(&new), "{new:?}");
 		}
 		for running in [

@@ -11,7 +11,8 @@ use stint_worker::{
 	commit::{self, LeaseDirs},
 	config::Limits,
 	executor::{
-		docker::Docker, Executor, JobRequest, JobState, PrepareError, CHAIN_LABEL, INSTANCE_LABEL,
+		docker::{container_name, Docker},
+		Executor, JobRequest, JobState, PrepareError, StartError, CHAIN_LABEL, INSTANCE_LABEL,
 		LEASE_LABEL,
 	},
 	once::{run_once, JobFile},
@@ -126,6 +127,15 @@ async fn a_job_past_its_time_is_stopped_and_a_stopped_job_is_found_by_its_labels
 	docker.remove(&handle).await.unwrap();
 	assert_eq!(docker.state(&handle).await.unwrap(), JobState::Missing);
 	assert!(docker.list(&job.labels).await.unwrap().is_empty());
+
+	// A job that ends itself on SIGTERM, within the grace: its own exit code is kept.
+	let graceful =
+		request(dir.path(), 5, &common::job_image(), &["/job", "onterm", "5", "sleep", "60"]);
+	let handle = docker.start(&graceful, &image).await.unwrap();
+	tokio::time::sleep(Duration::from_millis(500)).await;
+	docker.stop(&handle, 10).await.unwrap();
+	assert_eq!(docker.state(&handle).await.unwrap(), JobState::Exited { code: 5, oom: false });
+	docker.remove(&handle).await.unwrap();
 }
 
 #[tokio::test]
@@ -215,5 +225,53 @@ fn assert_isolated(handle: &str, job: &JobRequest) {
 	assert!(host["DeviceRequests"].is_null(), "no GPU asked for, none given");
 	for (key, value) in &job.labels {
 		assert_eq!(inspected[0]["Config"]["Labels"][key], value.as_str());
+	}
+}
+
+/// An image made from the test image by the Dockerfile lines `lines` (no context needed).
+fn derived_image(name: &str, lines: &str) -> String {
+	use std::io::Write;
+	let base = common::job_image();
+	let mut build = std::process::Command::new("docker")
+		.args(["build", "-q", "-t", name, "-"])
+		.env("DOCKER_BUILDKIT", "0")
+		.stdin(std::process::Stdio::piped())
+		.stdout(std::process::Stdio::piped())
+		.spawn()
+		.unwrap();
+	let from = base.split_once('@').unwrap().1;
+	write!(build.stdin.take().unwrap(), "FROM {from}\n{lines}\n").unwrap();
+	let out = build.wait_with_output().unwrap();
+	assert!(out.status.success(), "docker build {name}");
+	String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::test]
+async fn an_image_and_command_that_start_no_process_are_the_orders_fault_and_leave_nothing() {
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let image = common::job_image();
+	let id = docker.resolve(image.as_bytes()).await.unwrap();
+	let volumes: String = (0..17).map(|i| format!("VOLUME /v{i}\n")).collect();
+	let cases = [
+		// No such executable (refused at start, the container already made).
+		(request(dir.path(), 31, &image, &["/nope"]), id.clone()),
+		// No command at all (refused at create).
+		(request(dir.path(), 32, &image, &[]), derived_image("stint-test/nocmd", "ENTRYPOINT []")),
+		// A user the image does not have.
+		(request(dir.path(), 33, &image, &[]), derived_image("stint-test/nouser", "USER nobody")),
+		// More volumes than a job may have (each would be a tmpfs).
+		(
+			request(dir.path(), 34, &image, &["/job", "exit", "0"]),
+			derived_image("stint-test/vols", &volumes),
+		),
+	];
+	for (job, image_id) in cases {
+		match docker.start(&job, &image_id).await {
+			Err(StartError::Unstartable(_)) => {}
+			other => panic!("lease {}: {other:?}", job.lease),
+		}
+		let left = docker.state(&container_name(&job)).await.unwrap();
+		assert_eq!(left, JobState::Missing, "lease {}", job.lease);
 	}
 }

@@ -4,7 +4,8 @@
 //! the outputs with the CLI, which checks them against the chain. Then crash safety: a worker
 //! killed right after signing its result, or right after sending it, sends it exactly once (and
 //! one whose signed result expired while it was down signs it again around the same report). An
-//! order at fault (its image exists nowhere) is acknowledged and failed with the reserved code.
+//! order at fault (its image exists nowhere, or its command is not in its image) is acknowledged
+//! and failed with the reserved code.
 
 mod common;
 
@@ -115,19 +116,31 @@ async fn an_order_whose_image_nobody_has_is_acknowledged_and_failed_with_the_res
 	let code = record.result.context("a result")?.0.exit_code;
 	assert_eq!(code, stint_primitives::ReservedExit::ImageUnavailable.code());
 
+	// An image that is here with a command it does not have: acknowledged, and failed as
+	// soon as the engine refuses to start it (not retried, not reported lost later).
+	let nope = Order { command: &["/nope"], ..Order::default() };
+	let nope = post_order(dir.path(), &url, &nope)?;
+	let (unstartable, record) = lease_result(&client, nope, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
+	let code = record.result.context("a result")?.0.exit_code;
+	assert_eq!(code, stint_primitives::ReservedExit::JobUnstartable.code(), "{}", worker.log());
+	assert!(!worker.log().contains("reporting it lost"), "{}", worker.log());
+
 	// What the operator sees.
 	let text = metrics_with(
 		&config,
 		&[
-			"stint_worker_jobs_total{outcome=\"order_fault\"} 1",
-			"stint_worker_submissions_total{kind=\"ack\",result=\"ok\"} 1",
-			"stint_worker_submissions_total{kind=\"final\",result=\"ok\"} 1",
+			"stint_worker_jobs_total{outcome=\"order_fault\"} 2",
+			"stint_worker_submissions_total{kind=\"ack\",result=\"ok\"} 2",
+			"stint_worker_submissions_total{kind=\"final\",result=\"ok\"} 2",
 			"stint_worker_chain_connected 1",
 		],
 	)?;
 	assert!(!text.contains(&format!("lease=\"{lease}\"")), "no lease ids as labels");
 	let journal = stop(worker)?;
 	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
+	let instance = journal["meta"]["instance"].as_str().context("an instance")?;
+	assert_eq!(container_state(instance, unstartable), "", "no container is left of it");
 	Ok(())
 }
 

@@ -145,6 +145,15 @@ async fn a_job_outlives_its_worker_and_is_paused_and_stopped_as_a_group() {
 	assert_eq!(again.state(&handle).await.unwrap(), JobState::Exited { code: 143, oom: false });
 	again.remove(&handle).await.unwrap();
 	assert_eq!(again.state(&handle).await.unwrap(), JobState::Missing);
+
+	// A program that ends itself on SIGTERM, within the grace: its own exit code is kept, as
+	// Docker keeps it (the supervisor outlives the signal to write it).
+	let graceful = request(dir.path(), 4, &sha256, &["job", "onterm", "5", "sleep", "60"]);
+	let handle = again.start(&graceful, &program).await.unwrap();
+	tokio::time::sleep(Duration::from_millis(300)).await;
+	again.stop(&handle, 10).await.unwrap();
+	assert_eq!(again.state(&handle).await.unwrap(), JobState::Exited { code: 5, oom: false });
+	again.remove(&handle).await.unwrap();
 }
 
 #[tokio::test]

@@ -33,7 +33,9 @@ use bollard::{
 use futures::StreamExt;
 use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
 
-use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
+use super::{
+	split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, LEASE_LABEL,
+};
 
 /// A Docker engine.
 #[derive(Clone, Default)]
@@ -44,6 +46,68 @@ pub struct Docker {
 
 fn text(error: DockerError) -> String {
 	error.to_string()
+}
+
+/// Whether the engine's refusal to create or start a container is the order's doing: its image
+/// and command start no process. Only answers that say so plainly: anything else (an engine
+/// that cannot give GPUs, a full disk) is tried again.
+fn unstartable(error: &DockerError) -> bool {
+	let DockerError::DockerResponseServerError { status_code, message } = error else {
+		return false;
+	};
+	let said = |text: &str| message.contains(text);
+	// `No command specified` (create); runc's `exec: "/x": stat /x: no such file or directory`
+	// or `permission denied` (start); `unable to find user nobody: no matching entries in
+	// passwd file` (start, a 500 on the engines we run).
+	(*status_code == 400 && (said("No command specified") || said("exec: ")))
+		|| said("unable to find user")
+		|| said("no matching entries in passwd file")
+}
+
+/// An image `VOLUME` path as the engine compares it with mount destinations (Go's
+/// `filepath.Clean`: no empty or `.` parts, `..` taken back lexically, no trailing slash);
+/// `None` for a relative one.
+fn clean_path(path: &str) -> Option<String> {
+	if !path.starts_with('/') {
+		return None;
+	}
+	let mut parts: Vec<&str> = Vec::new();
+	for part in path.split('/') {
+		match part {
+			"" | "." => {}
+			".." => {
+				parts.pop();
+			}
+			part => parts.push(part),
+		}
+	}
+	Some(format!("/{}", parts.join("/")))
+}
+
+/// The image's `VOLUME`s that need a tmpfs of their own: cleaned, without duplicates, and
+/// without those the job's own mounts (and `/`) already cover.
+fn image_volumes(declared: &[String]) -> Vec<String> {
+	let mut volumes: Vec<String> = declared
+		.iter()
+		.filter_map(|volume| clean_path(volume))
+		.filter(|volume| !matches!(volume.as_str(), "/" | "/outputs" | "/inputs" | "/tmp"))
+		.collect();
+	volumes.sort();
+	volumes.dedup();
+	volumes
+}
+
+/// Whether a failed pull is this machine's doing (its disk full, its engine's connection gone),
+/// not the image's: then the lease is not acknowledged, as for any fault of the provider.
+fn pull_failed_here(error: &DockerError) -> bool {
+	match error {
+		DockerError::DockerResponseServerError { message, .. }
+		| DockerError::DockerStreamError { error: message } => {
+			message.contains("no space left on device")
+		}
+		// Not the registry's answer: the engine's connection or its reply.
+		_ => true,
+	}
 }
 
 fn not_found(error: &DockerError) -> bool {
@@ -156,7 +220,8 @@ impl Docker {
 /// The most image `VOLUME`s replaced by a sized tmpfs.
 const MAX_IMAGE_VOLUMES: usize = 16;
 
-/// The container for `job` on the image `image_id`, whose `VOLUME`s are `volumes`.
+/// The container for `job` on the image `image_id`, whose `VOLUME`s (cleaned, at most
+/// [`MAX_IMAGE_VOLUMES`]) are `volumes`.
 fn container_body(job: &JobRequest, image_id: &str, volumes: &[String]) -> ContainerCreateBody {
 	let spec = &job.spec;
 	let words: Vec<String> =
@@ -198,13 +263,10 @@ fn container_body(job: &JobRequest, image_id: &str, volumes: &[String]) -> Conta
 	tmpfs.insert("/tmp".to_string(), format!("rw,nosuid,nodev,size={}m", job.limits.tmp_mib));
 	// An image's `VOLUME` would be a writable volume on the host's disk that no limit watches
 	// and that outlives the container: each is a sized tmpfs instead (counted in its memory).
-	// (At most MAX_IMAGE_VOLUMES of them: an image that declares more gets the rest as volumes,
-	// removed with the container.)
-	let cleaned = volumes.iter().map(|v| v.trim_end_matches('/')).filter(|v| v.starts_with('/'));
-	for volume in cleaned.filter(|v| !matches!(*v, "/outputs" | "/inputs")).take(MAX_IMAGE_VOLUMES)
-	{
+	// An image that declares more than MAX_IMAGE_VOLUMES is not started at all.
+	for volume in volumes.iter().take(MAX_IMAGE_VOLUMES) {
 		tmpfs
-			.entry(volume.to_string())
+			.entry(volume.clone())
 			.or_insert_with(|| format!("rw,nosuid,nodev,size={}m", job.limits.tmp_mib));
 	}
 	ContainerCreateBody {
@@ -295,9 +357,7 @@ impl Executor for Docker {
 			PrepareError::Order(ReservedExit::ImageUnavailable, "the image is not pinned".into())
 		})?;
 		let engine = self.engine().await.map_err(PrepareError::Provider)?;
-		engine.ping().await.map_err(|e| {
-			PrepareError::Provider(format!("the Docker engine does not answer: {e}"))
-		})?;
+		self.ready().await.map_err(PrepareError::Provider)?;
 		if let Some(id) = self.find_local(&name, &digest).await? {
 			return Ok(id);
 		}
@@ -306,10 +366,11 @@ impl Executor for Docker {
 		let mut pull = engine.create_image(Some(options), None, None);
 		while let Some(step) = pull.next().await {
 			if let Err(error) = step {
-				return Err(PrepareError::Order(
-					ReservedExit::ImageUnavailable,
-					format!("{reference} is not here and cannot be pulled: {error}"),
-				));
+				let why = format!("{reference} is not here and cannot be pulled: {error}");
+				return Err(match pull_failed_here(&error) {
+					true => PrepareError::Provider(why),
+					false => PrepareError::Order(ReservedExit::ImageUnavailable, why),
+				});
 			}
 		}
 		self.find_local(&name, &digest).await?.ok_or_else(|| {
@@ -320,14 +381,18 @@ impl Executor for Docker {
 		})
 	}
 
-	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, String> {
+	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, StartError> {
+		let refused = |error: DockerError| match unstartable(&error) {
+			true => StartError::Unstartable(text(error)),
+			false => StartError::Other(text(error)),
+		};
 		let name = container_name(job);
 		let engine = self.engine().await?;
 		let id = match engine.inspect_container(&name, None).await {
 			// Created before a crash: the same container, never a second one.
 			Ok(existing) => existing.id.unwrap_or(name.clone()),
 			Err(error) if not_found(&error) => {
-				let volumes: Vec<String> = engine
+				let declared: Vec<String> = engine
 					.inspect_image(image_id)
 					.await
 					.map_err(text)?
@@ -335,17 +400,32 @@ impl Executor for Docker {
 					.and_then(|config| config.volumes)
 					.map(|volumes| volumes.into_iter().collect())
 					.unwrap_or_default();
+				let volumes = image_volumes(&declared);
+				if volumes.len() > MAX_IMAGE_VOLUMES {
+					return Err(StartError::Unstartable(format!(
+						"the image declares {} volumes, more than the {MAX_IMAGE_VOLUMES} a job \
+						 may have",
+						volumes.len()
+					)));
+				}
 				let options = CreateContainerOptionsBuilder::default().name(&name).build();
 				engine
 					.create_container(Some(options), container_body(job, image_id, &volumes))
 					.await
-					.map_err(text)?
+					.map_err(refused)?
 					.id
 			}
-			Err(error) => return Err(text(error)),
+			Err(error) => return Err(text(error).into()),
 		};
 		if self.state(&id).await? == JobState::Created {
-			engine.start_container(&id, None).await.map_err(text)?
+			if let Err(error) = engine.start_container(&id, None).await {
+				let error = refused(error);
+				if let StartError::Unstartable(_) = error {
+					// Never to start: nothing of it is kept (its result says why).
+					let _ = self.remove(&id).await;
+				}
+				return Err(error);
+			}
 		}
 		Ok(id)
 	}
@@ -520,12 +600,68 @@ mod tests {
 			};
 			job.spec.env.try_push(var).unwrap();
 		}
-		let body = container_body(&job, "sha256:x", &["/data/".into(), "/outputs".into()]);
+		let volumes = image_volumes(&["/data/".into(), "/outputs".into()]);
+		let body = container_body(&job, "sha256:x", &volumes);
 		let env = body.env.unwrap();
 		assert!(env.contains(&"EPOCHS=3".to_string()));
 		assert!(!env.iter().any(|var| var.ends_with("=all") || var == "STINT_LEASE=9"), "{env:?}");
 		let tmpfs = body.host_config.unwrap().tmpfs.unwrap();
 		assert!(tmpfs["/data"].contains("size="), "{tmpfs:?}");
 		assert!(!tmpfs.contains_key("/outputs"));
+	}
+
+	/// The engine skips an image volume only when a mount has exactly its cleaned path: a
+	/// `/a//b` or `/a/./b` left as written would get a volume on the host's disk.
+	#[test]
+	fn image_volumes_are_cleaned_as_the_engine_cleans_them() {
+		let declared: Vec<String> =
+			["/a//b/./c/", "/a/b/c", "/x/../outputs/", "/data/../data", "relative", "/", "/tmp/"]
+				.map(String::from)
+				.to_vec();
+		assert_eq!(image_volumes(&declared), ["/a/b/c", "/data"]);
+		assert_eq!(clean_path("/.."), Some("/".into()));
+		assert_eq!(clean_path("/a/b/../../.."), Some("/".into()));
+	}
+
+	#[test]
+	fn a_pull_that_fails_for_want_of_disk_or_engine_is_the_providers_fault() {
+		let disk = DockerError::DockerStreamError {
+			error: "failed to register layer: write /x: no space left on device".into(),
+		};
+		assert!(pull_failed_here(&disk));
+		assert!(pull_failed_here(&DockerError::RequestTimeoutError));
+		let unknown = DockerError::DockerResponseServerError {
+			status_code: 404,
+			message: "manifest for x@sha256:00 not found: manifest unknown".into(),
+		};
+		assert!(!pull_failed_here(&unknown));
+	}
+
+	#[test]
+	fn only_the_engines_plain_word_makes_a_start_the_orders_fault() {
+		let answer = |status_code, message: &str| DockerError::DockerResponseServerError {
+			status_code,
+			message: message.into(),
+		};
+		for theirs in [
+			answer(400, "No command specified"),
+			answer(
+				400,
+				"failed to create shim task: OCI runtime create failed: runc create failed: \
+				 unable to start container process: exec: \"/nope\": stat /nope: no such file \
+				 or directory: unknown",
+			),
+			answer(500, "unable to find user nobody: no matching entries in passwd file"),
+		] {
+			assert!(unstartable(&theirs), "{theirs}");
+		}
+		for ours in [
+			answer(500, "could not select device driver \"nvidia\" with capabilities: [[gpu]]"),
+			answer(500, "no space left on device"),
+			answer(400, "invalid mount config"),
+			answer(404, "No such image"),
+		] {
+			assert!(!unstartable(&ours), "{ours}");
+		}
 	}
 }

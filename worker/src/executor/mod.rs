@@ -51,6 +51,33 @@ impl std::fmt::Display for PrepareError {
 	}
 }
 
+/// Why a job did not start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StartError {
+	/// The order's image and command start no process (the engine says which): reported at
+	/// once with [`ReservedExit::JobUnstartable`], as trying again cannot mend it.
+	Unstartable(String),
+	/// Anything else (an engine down, GPUs it cannot give): tried again.
+	Other(String),
+}
+
+impl From<String> for StartError {
+	fn from(why: String) -> Self {
+		Self::Other(why)
+	}
+}
+
+impl std::fmt::Display for StartError {
+	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+		match self {
+			Self::Unstartable(why) => {
+				write!(f, "the order's image and command cannot start: {why}")
+			}
+			Self::Other(why) => f.write_str(why),
+		}
+	}
+}
+
 /// Where a job is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobState {
@@ -99,7 +126,7 @@ pub trait Executor: Send + Sync + 'static {
 		&self,
 		job: &JobRequest,
 		image_id: &str,
-	) -> impl Future<Output = Result<String, String>> + Send;
+	) -> impl Future<Output = Result<String, StartError>> + Send;
 
 	fn state(&self, handle: &str) -> impl Future<Output = Result<JobState, String>> + Send;
 

@@ -27,7 +27,9 @@ use std::{
 use sha2::{Digest, Sha256};
 use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
 
-use super::{split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, LEASE_LABEL};
+use super::{
+	split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, LEASE_LABEL,
+};
 use crate::config::NativeProgram;
 
 /// How long a stop waits for the job's processes to go after SIGKILL.
@@ -42,33 +44,14 @@ pub struct Native {
 
 /// The sha256 of a file, as 64 hex digits.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-	use std::io::Read;
-	let mut file = std::fs::File::open(path)?;
-	let mut hasher = Sha256::new();
-	let mut buffer = vec![0u8; 64 * 1024];
-	loop {
-		let n = file.read(&mut buffer)?;
-		if n == 0 {
-			break;
-		}
-		hasher.update(&buffer[..n]);
-	}
-	Ok(hex::encode(hasher.finalize()))
+	hash_through(std::fs::File::open(path)?, std::io::sink())
 }
 
-/// Copies `from` to a new file `to` (executable by its owner only) and returns the sha256 of the
-/// bytes copied: the copy is exactly what was hashed.
-fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<String> {
-	use std::{
-		io::{Read, Write},
-		os::unix::fs::OpenOptionsExt,
-	};
-	match std::fs::remove_file(to) {
-		Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-		_ => {}
-	}
-	let mut source = std::fs::File::open(from)?;
-	let mut copy = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o500).open(to)?;
+/// Reads `source` to its end, writing every byte read to `sink`; the sha256 of those bytes.
+fn hash_through(
+	mut source: impl std::io::Read,
+	mut sink: impl std::io::Write,
+) -> std::io::Result<String> {
 	let mut hasher = Sha256::new();
 	let mut buffer = vec![0u8; 64 * 1024];
 	loop {
@@ -77,9 +60,23 @@ fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<String> {
 			break;
 		}
 		hasher.update(&buffer[..n]);
-		copy.write_all(&buffer[..n])?;
+		sink.write_all(&buffer[..n])?;
 	}
+	sink.flush()?;
 	Ok(hex::encode(hasher.finalize()))
+}
+
+/// Copies `from` to a new file `to` (executable by its owner only) and returns the sha256 of the
+/// bytes copied: the copy is exactly what was hashed.
+fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<String> {
+	use std::os::unix::fs::OpenOptionsExt;
+	match std::fs::remove_file(to) {
+		Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+		_ => {}
+	}
+	let source = std::fs::File::open(from)?;
+	let copy = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o500).open(to)?;
+	hash_through(source, copy)
 }
 
 fn run(program: &str, args: &[&str]) -> Result<String, String> {
@@ -288,7 +285,7 @@ impl Executor for Native {
 		Ok(program.path.display().to_string())
 	}
 
-	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, String> {
+	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, StartError> {
 		let instance = job.labels.get(super::INSTANCE_LABEL).map(String::as_str).unwrap_or("once");
 		let handle = format!("native-{instance}-lease-{}", job.lease);
 		let dir = self.job_dir(&handle);
@@ -307,7 +304,7 @@ impl Executor for Native {
 			.map_err(|e| format!("cannot copy {image_id}: {e}"))?;
 		if Some(copied) != digest {
 			let _ = std::fs::remove_file(&program);
-			return Err(format!("{image_id} no longer hashes to the order's digest"));
+			return Err(format!("{image_id} no longer hashes to the order's digest").into());
 		}
 		let words: Vec<String> =
 			job.spec.command.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
@@ -324,7 +321,7 @@ impl Executor for Native {
 			.arg("sh")
 			.arg("-c")
 			.arg(
-				"echo $$ > \"$STINT_STATE/pid\"; prlimit --nproc=\"$STINT_NPROC\" \
+				"trap : TERM; echo $$ > \"$STINT_STATE/pid\"; prlimit --nproc=\"$STINT_NPROC\" \
 				 ${STINT_MEM:+\"$STINT_MEM\"} -- \"$@\" > \"$STINT_STATE/stdout\" \
 				 2> \"$STINT_STATE/stderr\" < /dev/null; echo $? > \"$STINT_STATE/exit.tmp\" \
 				 && mv \"$STINT_STATE/exit.tmp\" \"$STINT_STATE/exit\"",
@@ -365,7 +362,7 @@ impl Executor for Native {
 		// The supervisor outlives the worker: it is not waited for, only its files are read.
 		let forked = command.status().map_err(|e| format!("cannot start {image_id}: {e}"))?;
 		if !forked.success() {
-			return Err(format!("cannot start {image_id}: setsid {forked}"));
+			return Err(format!("cannot start {image_id}: setsid {forked}").into());
 		}
 		for _ in 0..50 {
 			if let Some(pid) = self.pid(&handle) {
@@ -377,7 +374,7 @@ impl Executor for Native {
 			}
 			tokio::time::sleep(Duration::from_millis(20)).await;
 		}
-		Err(format!("{image_id} did not start"))
+		Err(format!("{image_id} did not start").into())
 	}
 
 	async fn state(&self, handle: &str) -> Result<JobState, String> {
@@ -428,8 +425,10 @@ impl Executor for Native {
 		if !matches!(self.state(handle).await?, JobState::Running | JobState::Paused) {
 			return Ok(());
 		}
-		// The signal reaches the supervising shell too, which then cannot write the exit code:
-		// the worker writes what the signal means (128 + its number), as a shell would report.
+		// SIGTERM reaches the supervising shell too, which outlives it (a trap: the program's
+		// own disposition is the default again) and writes the program's exit code, whatever
+		// the program made of the signal. SIGKILL ends the shell as well: the worker writes what
+		// the signal means (128 + its number), as a shell would report.
 		self.signal(handle, "CONT")?;
 		self.signal(handle, "TERM")?;
 		let deadline = std::time::Instant::now() + Duration::from_secs(grace_secs.into());
@@ -561,7 +560,29 @@ fn memory_limit(bytes: i64, gpus: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-	use super::memory_limit;
+	use super::{copy_hashed, memory_limit, sha256_file};
+
+	#[test]
+	fn a_copy_is_the_bytes_hashed_and_a_stale_copy_is_replaced() {
+		use std::os::unix::fs::PermissionsExt;
+		let dir = tempfile::tempdir().unwrap();
+		let (from, to) = (dir.path().join("program"), dir.path().join("copy"));
+		// Known answer: sha256("abc") (FIPS 180-2, appendix B.1).
+		let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+		std::fs::write(&from, b"abc").unwrap();
+		assert_eq!(sha256_file(&from).unwrap(), abc);
+		std::fs::write(&to, b"an older copy, longer than the program").unwrap();
+		assert_eq!(copy_hashed(&from, &to).unwrap(), abc);
+		assert_eq!(std::fs::read(&to).unwrap(), b"abc");
+		assert_eq!(std::fs::metadata(&to).unwrap().permissions().mode() & 0o777, 0o500);
+		// More than one buffer's worth.
+		let big: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+		std::fs::write(&from, &big).unwrap();
+		let hash = copy_hashed(&from, &to).unwrap();
+		assert_eq!(std::fs::read(&to).unwrap(), big);
+		assert_eq!(hash, sha256_file(&from).unwrap());
+		assert!(copy_hashed(&dir.path().join("absent"), &to).is_err());
+	}
 
 	#[test]
 	fn gpu_jobs_are_capped_by_data_not_by_address_space() {

@@ -3,6 +3,7 @@
  *   write NAME TEXT   write TEXT to /outputs/NAME (and say so on stdout)
  *   say TEXT          print TEXT on stdout and stderr
  *   big BYTES         write BYTES bytes to /outputs/big, a MiB at a time
+ *   big-at NAME BYTES the same to /outputs/NAME
  *   sleep SECONDS     sleep
  *   net -             try to reach 1.1.1.1:53; exit 42 if it worked
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
@@ -10,6 +11,7 @@
  *   env NAME          print NAME=value of an environment variable
  *   detach SECONDS    start a child in a session of its own that sleeps SECONDS (its pid in
  *                     /outputs/detached)
+ *   onterm CODE       from now on, end with CODE on SIGTERM
  *   exit CODE         exit with CODE
  * Outputs go to $STINT_OUTPUTS and inputs come from $STINT_INPUTS (a container's /outputs and
  * /inputs; the native executor's folders).
@@ -17,11 +19,18 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+static int term_code;
+static void on_term(int signal) {
+	(void)signal;
+	_exit(term_code);
+}
 
 static void write_file(const char *path, const char *text, size_t len) {
 	FILE *f = fopen(path, "wb");
@@ -46,11 +55,18 @@ int main(int argc, char **argv) {
 		} else if (!strcmp(step, "say")) {
 			printf("%s\n", arg);
 			fprintf(stderr, "%s\n", arg);
-		} else if (!strcmp(step, "big")) {
+		} else if (!strcmp(step, "big") || !strcmp(step, "big-at")) {
+			/* big BYTES: to outputs/big; big-at NAME BYTES: to outputs/NAME. */
+			const char *name = "big";
+			if (!strcmp(step, "big-at")) {
+				if (i + 2 >= argc) return 51;
+				name = arg;
+				arg = argv[++i + 1];
+			}
 			long long left = atoll(arg);
 			static char mib[1 << 20];
 			memset(mib, 'x', sizeof mib);
-			snprintf(path, sizeof path, "%s/big", outputs);
+			snprintf(path, sizeof path, "%s/%s", outputs, name);
 			FILE *f = fopen(path, "wb");
 			if (!f) return 52;
 			while (left > 0) {
@@ -97,6 +113,9 @@ int main(int argc, char **argv) {
 			int n = snprintf(text, sizeof text, "%d", (int)child);
 			snprintf(path, sizeof path, "%s/detached", outputs);
 			write_file(path, text, (size_t)n);
+		} else if (!strcmp(step, "onterm")) {
+			term_code = atoi(arg);
+			signal(SIGTERM, on_term);
 		} else if (!strcmp(step, "exit")) {
 			return atoi(arg);
 		}
