@@ -188,7 +188,10 @@ pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceRe
 		if used.over(job.max_output_bytes) && reason == StopReason::Exited {
 			reason = StopReason::OutputOverLimit;
 		}
-		executor.collect_logs(&handle, &dirs.logs(), request.limits.log_bytes).await?;
+		// Each stream's head as the job printed it (the copy made while it ran, where there is
+		// one), however much it printed.
+		executor.follow_logs(&handle, &dirs.logs(), request.limits.log_bytes).await?;
+		let _ = std::fs::remove_dir_all(dirs.live_logs());
 		Ok((exit_code, reason))
 	}
 	.await;

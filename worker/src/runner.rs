@@ -98,6 +98,9 @@ pub struct Worker<E: Executor> {
 	best: AtomicU32,
 	in_flight: Mutex<HashSet<LeaseId>>,
 	supervised: Mutex<HashSet<LeaseId>>,
+	/// Leases whose logs this worker followed from the job's start to its end: that copy is the
+	/// one kept, since by the end the engine's own capped file may have lost the streams' heads.
+	followed: Mutex<HashSet<LeaseId>>,
 	alerted: Mutex<HashSet<(LeaseId, String)>>,
 	/// Orders whose bid the chain refused, and until which block not to try again.
 	refused: Mutex<HashMap<u64, u32>>,
@@ -231,6 +234,7 @@ impl<E: Executor> Worker<E> {
 			best: AtomicU32::new(0),
 			in_flight: Mutex::new(HashSet::new()),
 			supervised: Mutex::new(HashSet::new()),
+			followed: Mutex::new(HashSet::new()),
 			alerted: Mutex::new(HashSet::new()),
 			refused: Mutex::new(HashMap::new()),
 			servable_cursor: Mutex::new(None),
@@ -978,19 +982,24 @@ impl<E: Executor> Worker<E> {
 		Instant { block: self.best.load(Ordering::Relaxed), unix_ms: crate::unix_ms() }
 	}
 
-	/// Makes the journal's entry of `id` anew from `duty`: the old one was prepared from a fork
-	/// that was dropped, for a lease that the id no longer names. Its files (another order's
-	/// inputs) go; its signed acknowledgement stays, as it names only the id.
-	fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), String> {
-		let old = self.entry(id)?;
+	/// A journal entry for lease `id` as the chain describes it in `duty`.
+	fn new_entry(&self, id: LeaseId, duty: &DutyRecord) -> Result<LeaseEntry, String> {
 		let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
-		let mut entry = LeaseEntry::new(
+		Ok(LeaseEntry::new(
 			id,
 			duty.lease.buyer.0,
 			spec,
 			duty.lease.devices.0.clone(),
 			self.executor.kind(),
-		);
+		))
+	}
+
+	/// Makes the journal's entry of `id` anew from `duty`: the old one was prepared from a fork
+	/// that was dropped, for a lease that the id no longer names. Its files (another order's
+	/// inputs) go; its signed acknowledgement stays, as it names only the id.
+	fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), String> {
+		let old = self.entry(id)?;
+		let mut entry = self.new_entry(id, duty)?;
 		entry.extrinsics = old.extrinsics.into_iter().filter(|(slot, _)| slot == "ack").collect();
 		match std::fs::remove_dir_all(&self.dirs(id).root) {
 			Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
@@ -1014,14 +1023,7 @@ impl<E: Executor> Worker<E> {
 		let mut entry = match self.journal.get(id).map_err(|e| e.to_string())? {
 			Some(entry) => entry,
 			None => {
-				let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
-				let entry = LeaseEntry::new(
-					id,
-					duty.lease.buyer.0,
-					spec,
-					duty.lease.devices.0.clone(),
-					self.executor.kind(),
-				);
+				let entry = self.new_entry(id, duty)?;
 				self.journal.put(&entry).map_err(|e| e.to_string())?;
 				// Accepted-to-running counts from the block that created the lease (the worker
 				// may see it blocks later); from now if that block's time cannot be read.
@@ -1295,11 +1297,10 @@ impl<E: Executor> Worker<E> {
 			let (tee, live, cap) =
 				(me.clone(), me.dirs(id).live_logs(), me.config.limits.log_bytes);
 			let tee_handle = handle.clone();
-			tokio::spawn(async move {
-				if let Err(why) = tee.executor.follow_logs(&tee_handle, &live, cap).await {
-					log::warn("executor", Some(id), format!("live logs: {why}"));
-				}
-			});
+			let mut follower =
+				tokio::spawn(
+					async move { tee.executor.follow_logs(&tee_handle, &live, cap).await },
+				);
 			let wait = me.executor.wait(&handle);
 			tokio::pin!(wait);
 			let mut watch = tokio::time::interval(Duration::from_secs(1));
@@ -1328,6 +1329,15 @@ impl<E: Executor> Worker<E> {
 					}
 				}
 			}
+			// The follower ends once it has what the job wrote before it stopped; what it
+			// followed to the end is kept (else the commit reads the engine's copy).
+			match tokio::time::timeout(Duration::from_secs(10), &mut follower).await {
+				Ok(Ok(Ok(()))) => {
+					me.followed.lock().expect("not poisoned").insert(id);
+				}
+				Ok(Ok(Err(why))) => log::warn("executor", Some(id), format!("live logs: {why}")),
+				Ok(Err(_)) | Err(_) => follower.abort(),
+			}
 			me.supervised.lock().expect("not poisoned").remove(&id);
 			// Committed at once; if another action holds the lease, the next block's plan does it.
 			if let Some(guard) = me.begin(id) {
@@ -1337,6 +1347,31 @@ impl<E: Executor> Worker<E> {
 				drop(guard);
 			}
 		});
+	}
+
+	/// Puts the job's logs where the receipt counts them: the copy this worker followed from the
+	/// job's start to its end, which holds the first `log_bytes` of each stream however much the
+	/// job printed; else what the engine still has (after a restart of the worker, say).
+	async fn keep_logs(&self, id: LeaseId, handle: &str, dirs: &LeaseDirs) -> Result<(), String> {
+		let (live, kept) = (dirs.live_logs(), dirs.logs());
+		// A block's plan may see the job's end before its supervisor does: the copy that
+		// supervisor follows is waited for (it has what the job wrote before it stopped).
+		let waited = std::time::Instant::now();
+		while self.supervised.lock().expect("not poisoned").contains(&id)
+			&& waited.elapsed() < Duration::from_secs(15)
+		{
+			tokio::time::sleep(Duration::from_millis(20)).await;
+		}
+		if self.followed.lock().expect("not poisoned").remove(&id) {
+			std::fs::create_dir_all(&kept).map_err(|e| e.to_string())?;
+			let moved = ["stdout", "stderr"]
+				.iter()
+				.all(|name| std::fs::rename(live.join(name), kept.join(name)).is_ok());
+			if moved {
+				return Ok(());
+			}
+		}
+		self.executor.collect_logs(handle, &kept, self.config.limits.log_bytes).await
 	}
 
 	/// Records how the job ended (once), its logs, and the final result: signed once, sent
@@ -1362,11 +1397,7 @@ impl<E: Executor> Worker<E> {
 				false => StopReason::Exited,
 			});
 			if let Some(handle) = &entry.container {
-				if let Err(why) = self
-					.executor
-					.collect_logs(handle, &dirs.logs(), self.config.limits.log_bytes)
-					.await
-				{
+				if let Err(why) = self.keep_logs(id, handle, &dirs).await {
 					log::warn("executor", Some(id), format!("logs: {why}"));
 				}
 			}
@@ -1573,14 +1604,7 @@ impl<E: Executor> Worker<E> {
 	}
 
 	async fn adopt(self: &Arc<Self>, id: LeaseId, duty: DutyRecord) -> Result<(), String> {
-		let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
-		let mut entry = LeaseEntry::new(
-			id,
-			duty.lease.buyer.0,
-			spec,
-			duty.lease.devices.0.clone(),
-			self.executor.kind(),
-		);
+		let mut entry = self.new_entry(id, &duty)?;
 		entry.adopted = true;
 		// The job another journal started carries that journal's instance label: look for it by
 		// chain, worker key and lease only.

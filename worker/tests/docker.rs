@@ -1,5 +1,6 @@
 //! The Docker executor against this machine's real engine, with the test job image built here
-//! (a static binary `FROM scratch`): outputs, logs, exit codes, time up, a wrong digest, a local
+//! (a static binary `FROM scratch`): outputs, logs (their heads kept however much a job
+//! prints), exit codes, time up, a wrong digest, a local
 //! image found by its ID, no network and a read-only root, jobs found again by their labels.
 
 mod common;
@@ -86,6 +87,30 @@ async fn a_job_writes_outputs_and_logs_and_its_exit_code_is_kept() {
 	let (state, stdout, _) = run(&docker, &failing).await;
 	assert_eq!(state, JobState::Exited { code: 7, oom: false });
 	assert_eq!(stdout, "bye\n");
+}
+
+#[tokio::test]
+async fn a_job_that_prints_more_than_the_engine_keeps_has_the_head_of_its_logs_kept() {
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	// 64 KiB of each stream kept: the engine's file holds about 1.5 MiB of JSON lines, and
+	// 200,000 lines make about 15 MiB of them.
+	let mut job = request(dir.path(), 6, &common::job_image(), &["/job", "lines", "200000"]);
+	job.limits.log_bytes = 1 << 16;
+	let image = docker.resolve(&job.spec.image).await.unwrap();
+	let handle = docker.start(&job, &image).await.unwrap();
+	let kept = job.dirs.logs();
+	docker.follow_logs(&handle, &kept, job.limits.log_bytes).await.unwrap();
+	assert!(matches!(docker.state(&handle).await.unwrap(), JobState::Exited { code: 0, .. }));
+	let printed: String = (0..200_000).map(|n| format!("{n}\n")).collect();
+	let stdout = std::fs::read_to_string(kept.join("stdout")).unwrap();
+	assert_eq!(stdout, printed[..1 << 16]);
+	// The engine itself kept only the later part: its copy is not the head.
+	let engine = dir.path().join("engine");
+	docker.collect_logs(&handle, &engine, 1 << 16).await.unwrap();
+	let late = std::fs::read_to_string(engine.join("stdout")).unwrap();
+	assert!(!late.starts_with("0\n1\n"), "{:?}", &late[..64]);
+	docker.remove(&handle).await.unwrap();
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! The worker on a real dev chain: Alice orders a job with the `stint` CLI, Eve's worker (signing
 //! with `//Eve//stash`) bids, the order is accepted without anyone's transaction, the worker
 //! acknowledges, runs the job in Docker, and submits the result signed by its key; Alice fetches
-//! the outputs with the CLI, which checks them against the chain. Then crash safety: a worker
+//! the outputs with the CLI, which checks them against the chain (the logs' heads kept, however
+//! much a job prints). Then crash safety: a worker
 //! killed right after signing its result, or right after sending it, sends it exactly once (and
 //! one whose signed result expired while it was down signs it again around the same report). An
 //! order at fault (its image exists nowhere, or its command is not in its image) is acknowledged
@@ -29,7 +30,9 @@ async fn a_lease_runs_in_docker_and_its_result_is_fetched_and_verified() -> Resu
 	node.wait_for_rpc(Duration::from_secs(90))?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
-	let setup = Setup { api_port: EVE_ENDPOINT_PORT, ..Setup::default() };
+	// 64 KiB of each stream kept: the engine's own file of a job's logs then holds about
+	// 1.5 MiB of JSON lines, far less than a job printing 200,000 lines makes of them.
+	let setup = Setup { api_port: EVE_ENDPOINT_PORT, log_bytes: 1 << 16, ..Setup::default() };
 	let config = write_config(dir.path(), &url, &setup)?;
 	let worker = Worker::start(&config, None)?;
 	let client = Client::connect(&url).await?;
@@ -59,6 +62,23 @@ async fn a_lease_runs_in_docker_and_its_result_is_fetched_and_verified() -> Resu
 	let refused =
 		stint(&url, "//Bob", &["results", "fetch", &lease.to_string(), "--out", "/tmp/x"]);
 	assert!(refused.is_err());
+
+	// A job printing more than the engine's file keeps: the head of its stdout is kept all the
+	// same, committed in its receipt and fetched as it was printed.
+	let command = ["/job", "lines", "200000"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let (lease, record) = lease_result(&client, order, Duration::from_secs(120), &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	let out = dir.path().join("fetched-lines");
+	stint(
+		&url,
+		"//Alice",
+		&["results", "fetch", &lease.to_string(), "--out", out.to_str().unwrap()],
+	)?;
+	let printed: String = (0..200_000).map(|n| format!("{n}\n")).collect();
+	let kept = std::fs::read_to_string(out.join("logs/stdout"))?;
+	assert_eq!(kept.len(), 1 << 16);
+	assert!(printed.starts_with(&kept), "the head of stdout: {:?}", &kept[..kept.len().min(64)]);
 
 	// A failing job is reported with its exit code, as a failure.
 	let command = ["/job", "say", "oops", "exit", "3"];

@@ -13,7 +13,7 @@
 
 use std::{
 	collections::HashMap,
-	path::Path,
+	path::{Path, PathBuf},
 	sync::{Arc, Mutex},
 	time::Duration,
 };
@@ -26,8 +26,9 @@ use bollard::{
 		HostConfigLogConfig, RestartPolicy, RestartPolicyNameEnum,
 	},
 	query_parameters::{
-		CreateContainerOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
-		LogsOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+		AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
+		ListContainersOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+		StopContainerOptionsBuilder,
 	},
 };
 use futures::StreamExt;
@@ -42,7 +43,12 @@ use super::{
 pub struct Docker {
 	/// The engine, once an API version is agreed with it.
 	engine: Arc<Mutex<Option<bollard::Docker>>>,
+	/// Jobs this process started attached to their output: where the copy goes and the task
+	/// that writes it (see [`Docker::attach`]).
+	attached: Arc<Mutex<HashMap<String, Attached>>>,
 }
+
+type Attached = (PathBuf, tokio::task::JoinHandle<Result<(), String>>);
 
 fn text(error: DockerError) -> String {
 	error.to_string()
@@ -114,6 +120,33 @@ fn not_found(error: &DockerError) -> bool {
 	matches!(error, DockerError::DockerResponseServerError { status_code: 404, .. })
 }
 
+/// Writes the `stdout` and `stderr` pieces of `stream` into `dir`, each at most `cap` bytes
+/// (what is past the cap is read and dropped), until the stream ends.
+async fn copy_capped(
+	mut stream: impl futures::Stream<Item = Result<LogOutput, DockerError>> + Unpin,
+	dir: &Path,
+	cap: u64,
+) -> Result<(), String> {
+	use std::io::Write;
+	std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+	let open = |name: &str| std::fs::File::create(dir.join(name)).map_err(|e| e.to_string());
+	let (mut stdout, mut stderr) = (open("stdout")?, open("stderr")?);
+	let (mut out_len, mut err_len) = (0u64, 0u64);
+	while let Some(piece) = stream.next().await {
+		let (file, written, bytes) = match piece.map_err(text)? {
+			LogOutput::StdOut { message } => (&mut stdout, &mut out_len, message),
+			LogOutput::StdErr { message } => (&mut stderr, &mut err_len, message),
+			_ => continue,
+		};
+		let room = cap.saturating_sub(*written) as usize;
+		let take = bytes.len().min(room);
+		file.write_all(&bytes[..take]).map_err(|e| e.to_string())?;
+		*written += take as u64;
+	}
+	stdout.sync_all().map_err(|e| e.to_string())?;
+	stderr.sync_all().map_err(|e| e.to_string())
+}
+
 /// The size of the engine's log file for a job whose logs keep `log_bytes` of each stream. The
 /// file counts JSON lines (a timestamp and the stream's name around every line), and past its
 /// size keeps the later part: room for both streams four times over and a MiB, so a job that
@@ -132,28 +165,32 @@ impl Docker {
 		cap: u64,
 		follow: bool,
 	) -> Result<(), String> {
-		use std::io::Write;
-		std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-		let open = |name: &str| std::fs::File::create(dir.join(name)).map_err(|e| e.to_string());
-		let (mut stdout, mut stderr) = (open("stdout")?, open("stderr")?);
-		let (mut out_len, mut err_len) = (0u64, 0u64);
 		let options =
 			LogsOptionsBuilder::default().stdout(true).stderr(true).follow(follow).build();
 		let engine = self.engine().await?;
-		let mut logs = engine.logs(handle, Some(options));
-		while let Some(piece) = logs.next().await {
-			let (file, written, bytes) = match piece.map_err(text)? {
-				LogOutput::StdOut { message } => (&mut stdout, &mut out_len, message),
-				LogOutput::StdErr { message } => (&mut stderr, &mut err_len, message),
-				_ => continue,
-			};
-			let room = cap.saturating_sub(*written) as usize;
-			let take = bytes.len().min(room);
-			file.write_all(&bytes[..take]).map_err(|e| e.to_string())?;
-			*written += take as u64;
-		}
-		stdout.sync_all().map_err(|e| e.to_string())?;
-		stderr.sync_all().map_err(|e| e.to_string())
+		copy_capped(engine.logs(handle, Some(options)), dir, cap).await
+	}
+
+	/// Attaches to a created job's output before it starts, and copies it into `dir` (each
+	/// stream's first `cap` bytes, the rest read and dropped) until the job stops: straight from
+	/// the job, so it has each stream's head however much the job prints, where the engine's
+	/// capped file keeps the later part. The copy ends with the attachment (this process's end,
+	/// or an engine restart); [`Executor::follow_logs`] of this job then waits for it.
+	async fn attach(&self, engine: &bollard::Docker, id: &str, dir: &Path, cap: u64) {
+		let options =
+			AttachContainerOptionsBuilder::default().stdout(true).stderr(true).stream(true).build();
+		// Without the attachment the job still runs; its logs come from the engine's file.
+		let Ok(attached) = engine.attach_container(id, Some(options)).await else { return };
+		let to = dir.to_path_buf();
+		let task = tokio::spawn(async move {
+			// Its input half is held until the output ends: nothing is written to it.
+			let _input = attached.input;
+			copy_capped(attached.output, &to, cap).await
+		});
+		self.attached
+			.lock()
+			.expect("not poisoned")
+			.insert(id.to_string(), (dir.to_path_buf(), task));
 	}
 
 	/// Connects to the local engine (`DOCKER_HOST` or the default socket) and negotiates the API
@@ -418,7 +455,12 @@ impl Executor for Docker {
 			Err(error) => return Err(text(error).into()),
 		};
 		if self.state(&id).await? == JobState::Created {
+			self.attach(&engine, &id, &job.dirs.live_logs(), job.limits.log_bytes).await;
 			if let Err(error) = engine.start_container(&id, None).await {
+				// The next try attaches anew.
+				if let Some((_, copy)) = self.attached.lock().expect("not poisoned").remove(&id) {
+					copy.abort();
+				}
 				let error = refused(error);
 				if let StartError::Unstartable(_) = error {
 					// Never to start: nothing of it is kept (its result says why).
@@ -486,10 +528,23 @@ impl Executor for Docker {
 	}
 
 	async fn follow_logs(&self, handle: &str, dir: &Path, cap: u64) -> Result<(), String> {
-		self.write_logs(handle, dir, cap, true).await
+		// A job this process started: its copy is made from its attachment.
+		let attached = self.attached.lock().expect("not poisoned").remove(handle);
+		let Some((copy, task)) = attached else {
+			return self.write_logs(handle, dir, cap, true).await;
+		};
+		task.await.map_err(|e| e.to_string())??;
+		if copy != dir {
+			std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+			for name in ["stdout", "stderr"] {
+				std::fs::copy(copy.join(name), dir.join(name)).map_err(|e| e.to_string())?;
+			}
+		}
+		Ok(())
 	}
 
 	async fn remove(&self, handle: &str) -> Result<(), String> {
+		self.attached.lock().expect("not poisoned").remove(handle);
 		// With its anonymous volumes (an image's `VOLUME`s), which nothing else would remove.
 		let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
 		match self.engine().await?.remove_container(handle, Some(options)).await {

@@ -183,6 +183,8 @@ pub struct Setup {
 	pub allow_private_inputs: bool,
 	/// A URL where no node listens comes first in `[chain] urls`: the worker fails over.
 	pub dead_url_first: bool,
+	/// `[limits] log_bytes`: how much of each stream is kept.
+	pub log_bytes: u64,
 }
 
 impl Default for Setup {
@@ -194,6 +196,7 @@ impl Default for Setup {
 			max_failures: 3,
 			allow_private_inputs: false,
 			dead_url_first: false,
+			log_bytes: 16 << 20,
 		}
 	}
 }
@@ -231,6 +234,7 @@ settle_every = 5
 
 [limits]
 stop_grace_secs = 1
+log_bytes = {log_bytes}
 "#,
 		data = dir.join("data").display(),
 		metrics = free_port()?,
@@ -238,6 +242,7 @@ stop_grace_secs = 1
 		failures = setup.max_failures,
 		price = setup.price,
 		private = setup.allow_private_inputs,
+		log_bytes = setup.log_bytes,
 	);
 	std::fs::write(&path, config)?;
 	Ok(path)

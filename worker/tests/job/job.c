@@ -2,6 +2,7 @@
  * is one step, run in order.
  *   write NAME TEXT   write TEXT to /outputs/NAME (and say so on stdout)
  *   say TEXT          print TEXT on stdout and stderr
+ *   lines N           print 0, 1, … N-1 on stdout, one a line, many lines a write
  *   big BYTES         write BYTES bytes to /outputs/big, a MiB at a time
  *   big-at NAME BYTES the same to /outputs/NAME
  *   sleep SECONDS     sleep
@@ -55,6 +56,16 @@ int main(int argc, char **argv) {
 		} else if (!strcmp(step, "say")) {
 			printf("%s\n", arg);
 			fprintf(stderr, "%s\n", arg);
+		} else if (!strcmp(step, "lines")) {
+			static char chunk[1 << 16];
+			size_t used = 0;
+			for (long n = 0, last = atol(arg); n < last; n++) {
+				used += (size_t)snprintf(chunk + used, 32, "%ld\n", n);
+				if (used > sizeof chunk - 32 || n + 1 == last) {
+					if (write(1, chunk, used) != (ssize_t)used) return 55;
+					used = 0;
+				}
+			}
 		} else if (!strcmp(step, "big") || !strcmp(step, "big-at")) {
 			/* big BYTES: to outputs/big; big-at NAME BYTES: to outputs/NAME. */
 			const char *name = "big";
