@@ -56,6 +56,32 @@ pub enum Sent {
 	Rejected { why: String, drop_signed: bool },
 }
 
+/// What to do with journaled bytes whose era is over at the best block.
+#[derive(Debug, PartialEq, Eq)]
+enum PastEra {
+	/// They are in no block and never will be: sign the same report again (with the same
+	/// nonce where it is still free, so at most one of the two can ever go in).
+	SignAgain,
+	/// They may be in a block not finalized yet: ask again later.
+	Wait,
+}
+
+/// Bytes valid for blocks before `until`, signed with `nonce`, asked for again at a finalized
+/// state (so not in any finalized block), where the last finalized block is `finalized` and the
+/// signer's next nonce at the best block (and pool) is `next`.
+fn past_era(until: u64, finalized: u64, next: u64, nonce: u64) -> PastEra {
+	// Every block that could hold them is finalized, and none does.
+	if finalized + 1 >= until {
+		return PastEra::SignAgain;
+	}
+	// Their nonce is free at the best block: they are not in the best chain, and no block
+	// built from now on can take them.
+	match next <= nonce {
+		true => PastEra::SignAgain,
+		false => PastEra::Wait,
+	}
+}
+
 impl Chain {
 	pub fn new(urls: Vec<String>, metrics: Metrics) -> Result<Self, Error> {
 		// Rounds of every URL 0.5, 1, 2, 4 s apart: a node restarting (about ten seconds) is
@@ -168,14 +194,40 @@ impl Chain {
 				let best = tokio::time::timeout(CALL_TIMEOUT, client.best_number()).await;
 				if let Ok(Ok(best)) = best {
 					if best + 1 >= until {
-						log::warn(
-							"chain",
-							Some(lease),
-							format!("{slot}: signed for blocks before {until}, now {best}: signing again"),
+						let account = stint_client::account_of(signer);
+						let (finalized, next) = tokio::join!(
+							tokio::time::timeout(CALL_TIMEOUT, client.finalized_head()),
+							tokio::time::timeout(CALL_TIMEOUT, client.next_nonce(&account)),
 						);
-						journal.drop_extrinsic(lease, slot)?;
-						entry.extrinsics.remove(slot);
-						self.resync().await;
+						let (Ok(Ok((_, finalized))), Ok(Ok(next))) = (finalized, next) else {
+							let why = "cannot read the finalized block and the nonce".to_string();
+							return Ok(Sent::Rejected { why, drop_signed: false });
+						};
+						match past_era(until, finalized, next, signed.nonce) {
+							PastEra::SignAgain => {
+								log::warn(
+									"chain",
+									Some(lease),
+									format!(
+										"{slot}: signed for blocks before {until}, now {best}: \
+										 signing again"
+									),
+								);
+								journal.drop_extrinsic(lease, slot)?;
+								entry.extrinsics.remove(slot);
+								self.resync().await;
+							}
+							PastEra::Wait => {
+								// Its nonce is used in the best chain: in all likelihood by
+								// these bytes, in a block finality has not reached yet. A new
+								// signature would only be refused there, for a fee.
+								let why = format!(
+									"{slot}: signed for blocks before {until}, its nonce used in \
+									 a block after the finalized {finalized}: waiting for finality"
+								);
+								return Ok(Sent::Rejected { why, drop_signed: false });
+							}
+						}
 					}
 				}
 			}
@@ -295,5 +347,25 @@ impl Chain {
 			Sent::Rejected { .. } => {}
 		}
 		Ok(outcome)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::{past_era, PastEra::*};
+
+	#[test]
+	fn bytes_past_their_era_are_signed_again_only_when_no_block_can_hold_them() {
+		// (valid before, finalized, next nonce at the best block, their nonce)
+		let rows = [
+			("never sent: its nonce free", (40, 30, 7, 7), SignAgain),
+			("a later nonce handed out meanwhile, theirs still free", (40, 30, 5, 7), SignAgain),
+			("its nonce used after the finalized block: maybe these bytes", (40, 30, 8, 7), Wait),
+			("every block that could hold them finalized", (40, 39, 8, 7), SignAgain),
+			("finality past the era", (40, 45, 8, 7), SignAgain),
+		];
+		for (case, (until, finalized, next, nonce), expected) in rows {
+			assert_eq!(past_era(until, finalized, next, nonce), expected, "{case}");
+		}
 	}
 }

@@ -156,6 +156,61 @@ async fn a_job_outlives_its_worker_and_is_paused_and_stopped_as_a_group() {
 	again.remove(&handle).await.unwrap();
 }
 
+/// `0\n1\n2\n…`, as the job's `lines` step prints it, cut at `bytes`.
+fn lines_head(bytes: usize) -> Vec<u8> {
+	let mut text = Vec::new();
+	let mut n = 0u64;
+	while text.len() < bytes {
+		text.extend_from_slice(format!("{n}\n").as_bytes());
+		n += 1;
+	}
+	text.truncate(bytes);
+	text
+}
+
+/// The disk a file takes (its blocks), not its length.
+fn allocated(path: &std::path::Path) -> u64 {
+	use std::os::unix::fs::MetadataExt;
+	std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[tokio::test]
+async fn a_job_that_prints_without_end_takes_no_more_disk_than_its_kept_logs() {
+	const CAP: u64 = 64 * 1024;
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let state = |handle: &str| dir.path().join("state").join(handle).join("stdout");
+	// About 20 MiB of stdout before and after a pause, followed as a worker follows a job.
+	let command = ["job", "lines", "2700000", "sleep", "1", "lines", "2700000"];
+	let job = request(dir.path(), 9, &sha256, &command);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	let live = job.dirs.live_logs();
+	tokio::time::timeout(Duration::from_secs(60), native.follow_logs(&handle, &live, CAP))
+		.await
+		.unwrap()
+		.unwrap();
+	assert_eq!(native.state(&handle).await.unwrap(), JobState::Exited { code: 0, oom: false });
+	assert_eq!(std::fs::read(live.join("stdout")).unwrap(), lines_head(CAP as usize));
+	let printed = std::fs::metadata(state(&handle)).unwrap().len();
+	assert!(printed > 30 << 20, "the program printed on, untouched: {printed} bytes");
+	assert!(allocated(&state(&handle)) <= CAP + 64 * 1024, "{}", allocated(&state(&handle)));
+	// Its head is still there for a worker that collects the logs later.
+	native.collect_logs(&handle, &job.dirs.logs(), CAP).await.unwrap();
+	assert_eq!(std::fs::read(job.dirs.logs().join("stdout")).unwrap(), lines_head(CAP as usize));
+
+	// A job no worker followed (it ended while the worker was down): collecting its logs frees
+	// the rest.
+	let unfollowed = request(dir.path(), 10, &sha256, &["job", "lines", "2700000"]);
+	let handle = native.start(&unfollowed, &program).await.unwrap();
+	native.wait(&handle).await.unwrap();
+	assert!(allocated(&state(&handle)) > 10 << 20);
+	native.collect_logs(&handle, &unfollowed.dirs.logs(), CAP).await.unwrap();
+	assert!(allocated(&state(&handle)) <= CAP + 64 * 1024, "{}", allocated(&state(&handle)));
+	let kept = std::fs::read(unfollowed.dirs.logs().join("stdout")).unwrap();
+	assert_eq!(kept, lines_head(CAP as usize));
+}
+
 #[tokio::test]
 async fn a_pid_that_names_another_process_now_is_not_the_job() {
 	let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,8 @@
 //! leased GPUs; in a session and process group of its own (`setsid`), with `prlimit` limits on
 //! processes and memory. A small shell supervises it and writes its exit code to a file, so the
 //! code survives a restart of the worker, which finds the job again by the labels kept beside it.
+//! Its stdout and stderr go to files there; past their first `log_bytes` (all that is kept) the
+//! worker frees their blocks as it follows them, so a job that prints for days fills no disk.
 //!
 //! What runs is a private copy of the program, hashed as it is copied: the file run is the file
 //! checked, whatever happens to the configured path meanwhile. Signals (pause, stop) reach the
@@ -474,6 +476,8 @@ impl Executor for Native {
 				file.take(cap).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
 			}
 			std::fs::write(dir.join(name), bytes).map_err(|e| e.to_string())?;
+			// What a job printed while no worker followed it no longer holds the disk.
+			let _ = trim(&self.job_dir(handle).join(name), cap);
 		}
 		Ok(())
 	}
@@ -487,13 +491,14 @@ impl Executor for Native {
 				name,
 				std::fs::File::create(dir.join(name)).map_err(|e| e.to_string())?,
 				0u64,
+				false,
 			));
 		}
 		loop {
 			// Read the state first: what the job wrote before it stopped is copied below.
 			let stopped =
 				matches!(self.state(handle).await?, JobState::Exited { .. } | JobState::Missing);
-			for (name, copy, written) in copies.iter_mut() {
+			for (name, copy, written, unsupported) in copies.iter_mut() {
 				let Ok(mut from) = std::fs::File::open(self.job_dir(handle).join(*name)) else {
 					continue;
 				};
@@ -504,6 +509,16 @@ impl Executor for Native {
 					.map_err(|e| e.to_string())?;
 				copy.write_all(&bytes).map_err(|e| e.to_string())?;
 				*written += bytes.len() as u64;
+				if let Err(why) = trim(&self.job_dir(handle).join(*name), cap) {
+					if !*unsupported {
+						*unsupported = true;
+						crate::log::warn(
+							"executor",
+							handle.rsplit_once("-lease-").and_then(|(_, id)| id.parse().ok()),
+							format!("{name} cannot be trimmed past log_bytes ({why}): it grows"),
+						);
+					}
+				}
 			}
 			if stopped {
 				return Ok(());
@@ -544,6 +559,28 @@ impl Executor for Native {
 		}
 		Ok(found)
 	}
+}
+
+/// Frees the disk that a job's `stdout` or `stderr` file at `path` takes past its first `cap`
+/// bytes, which are all that is ever kept: those bytes become a hole (the file keeps its length
+/// and its head, and the program, which writes at its own offset, goes on as before). A job
+/// that prints for days takes `cap` bytes of disk for each stream, not what it printed.
+fn trim(path: &Path, cap: u64) -> std::io::Result<()> {
+	use rustix::fs::FallocateFlags;
+	let file = std::fs::OpenOptions::new().write(true).open(path)?;
+	let length = file.metadata()?.len();
+	if length <= cap {
+		return Ok(());
+	}
+	// A block that holds the end of the head keeps it (the kernel zeroes only the part past
+	// `cap`); punching a hole again where one is costs nothing.
+	rustix::fs::fallocate(
+		&file,
+		FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
+		cap,
+		length - cap,
+	)?;
+	Ok(())
 }
 
 /// The `prlimit` option that caps a job's memory. CPU jobs get an address-space limit. A CUDA
