@@ -371,6 +371,37 @@ impl Client {
 }
 
 impl Client {
+	/// Whether the extrinsic named `hash` (blake2-256 of its bytes) is in a block of the best
+	/// chain numbered above `after`: the blocks from the best one back along their parents,
+	/// [`MAX_BLOCKS_SEARCHED`] at most.
+	pub async fn in_best_chain_after(&self, hash: [u8; 32], after: u64) -> Result<bool, Error> {
+		let mut at = None;
+		for _ in 0..MAX_BLOCKS_SEARCHED {
+			let Some(details) = self.legacy().chain_get_block(at).await.map_err(Error::rpc)? else {
+				return Ok(false);
+			};
+			let header = details.block.header;
+			if header.number <= after {
+				return Ok(false);
+			}
+			let found = details
+				.block
+				.extrinsics
+				.iter()
+				.any(|bytes| stint_primitives::blake2_256(&bytes.0) == hash);
+			if found {
+				return Ok(true);
+			}
+			at = Some(header.parent_hash);
+		}
+		Ok(false)
+	}
+}
+
+/// How many blocks [`Client::in_best_chain_after`] looks through at most.
+pub const MAX_BLOCKS_SEARCHED: u32 = 64;
+
+impl Client {
 	/// The next nonce of `who` as the node's pool sees it (its transactions still in the pool
 	/// count).
 	pub async fn next_nonce(&self, who: &AccountId) -> Result<u64, Error> {

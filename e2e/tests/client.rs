@@ -21,7 +21,7 @@ async fn a_signed_transaction_kept_and_sent_later_lands_once_and_reads_see_any_b
 	let client = Client::connect(&node.ws_url()).await?;
 	let (charlie, dave) = (keypair("//Charlie")?, keypair("//Dave")?);
 	let dave_id = account_of(&dave);
-	let (before_hash, _) = client.finalized_head().await?;
+	let (before_hash, before_number) = client.finalized_head().await?;
 	let dave_before = client.free_balance(&dave_id).await?;
 
 	// Sign now; keep the bytes (as a worker's journal would, here through JSON); send later.
@@ -42,6 +42,14 @@ async fn a_signed_transaction_kept_and_sent_later_lands_once_and_reads_see_any_b
 		}
 	}
 	assert_eq!(client.free_balance(&dave_id).await?, dave_before + 7 * STINT);
+
+	// Its bytes are found in the best chain after the block before it, and no other's are; nor
+	// are they after the best block.
+	let hash: [u8; 32] = kept.hash.clone().try_into().expect("32 bytes");
+	assert!(client.in_best_chain_after(hash, before_number).await?);
+	assert!(!client.in_best_chain_after([7; 32], before_number).await?);
+	let (_, best) = client.best_head().await?;
+	assert!(!client.in_best_chain_after(hash, best).await?);
 
 	// Reads at the block before the transfer still see the old balance.
 	let earlier = client.at_block(before_hash);

@@ -22,6 +22,9 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// finalized state asks at all).
 pub const REORG_AFTER: Duration = Duration::from_secs(30);
 
+/// How far before the finalized block [`Chain::send`] looks for bytes whose nonce was used.
+const SEEN_BEFORE_FINALIZED: u64 = 8;
+
 /// Points where tests make the worker crash (`STINT_WORKER_CRASH_AT`), to prove that a restart
 /// from any of them sends exactly one result.
 pub fn crash_point(point: &str) {
@@ -57,6 +60,34 @@ pub enum Sent {
 }
 
 /// What to do with journaled bytes whose era is over at the best block.
+/// What a node's rejection of signed bytes says of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rejection {
+	/// Their nonce is used (by them, in a block, or by another of the key's transactions):
+	/// these bytes never go in again.
+	NonceUsed,
+	/// Expired or invalid: never again either.
+	Dead,
+	/// Anything else (a full pool, bytes banned for a while, the node busy): perhaps later.
+	Transient,
+}
+
+impl Rejection {
+	fn of(why: &str) -> Self {
+		let lower = why.to_lowercase();
+		if ["stale", "outdated"].iter().any(|word| lower.contains(word)) {
+			Self::NonceUsed
+		} else if ["invalid", "ancient", "bad proof", "bad signature"]
+			.iter()
+			.any(|word| lower.contains(word))
+		{
+			Self::Dead
+		} else {
+			Self::Transient
+		}
+	}
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum PastEra {
 	/// They are in no block and never will be: sign the same report again (with the same
@@ -165,6 +196,17 @@ impl Chain {
 		let client = self.failover.reconnect().await?;
 		self.metrics.chain_connected.set(1);
 		Ok(client)
+	}
+
+	/// Whether `signed`'s bytes are in a block of the best chain since a little before the
+	/// finalized one: `None` when the node cannot say.
+	async fn seen_in_chain(&self, client: &Client, signed: &SignedExtrinsic) -> Option<bool> {
+		let hash: [u8; 32] = signed.hash.clone().try_into().ok()?;
+		let (_, finalized) =
+			tokio::time::timeout(CALL_TIMEOUT, client.finalized_head()).await.ok()?.ok()?;
+		// A few blocks before the finalized one: the state the caller planned from may be older.
+		let after = finalized.saturating_sub(SEEN_BEFORE_FINALIZED);
+		tokio::time::timeout(CALL_TIMEOUT, client.in_best_chain_after(hash, after)).await.ok()?.ok()
 	}
 
 	/// Sends `call` for the journal slot `slot` of `lease`, signed by `signer`: the bytes
@@ -307,10 +349,26 @@ impl Chain {
 			Ok(Err(Error::Rejected(why))) => {
 				// Stale (its nonce was used: it, or another, is in), or expired, or invalid:
 				// these bytes will never go in again.
-				let dead = ["stale", "outdated", "invalid", "ancient", "bad proof"]
-					.iter()
-					.any(|word| why.to_lowercase().contains(word));
-				Sent::Rejected { why, drop_signed: dead }
+				let rejection = Rejection::of(&why);
+				let dead = rejection != Rejection::Transient;
+				match rejection == Rejection::NonceUsed && !again {
+					// Sent before, its answer lost (a timeout, a node that went away), and in a
+					// block the finalized state does not show yet: done, not to be signed again
+					// (a new signature of an ack, say, would only be refused).
+					true => match self.seen_in_chain(&client, &signed).await {
+						Some(true) => {
+							log::info(
+								"chain",
+								Some(lease),
+								format!("{slot}: already in a block, its answer was lost"),
+							);
+							Sent::Included
+						}
+						Some(false) => Sent::Rejected { why, drop_signed: true },
+						None => Sent::Rejected { why, drop_signed: false },
+					},
+					false => Sent::Rejected { why, drop_signed: dead },
+				}
 			}
 			Ok(Err(other)) => Sent::Rejected { why: other.to_string(), drop_signed: false },
 			Err(_) => Sent::Rejected { why: "no answer in time".into(), drop_signed: false },
@@ -352,7 +410,27 @@ impl Chain {
 
 #[cfg(test)]
 mod tests {
-	use super::{past_era, PastEra::*};
+	use super::{past_era, PastEra::*, Rejection};
+
+	#[test]
+	fn a_rejection_says_whether_the_bytes_can_ever_go_in() {
+		// As the node's pool words them (sp-runtime's `InvalidTransaction`, the pool's errors).
+		let rows = [
+			("Invalid Transaction: Transaction is outdated", Rejection::NonceUsed),
+			("Transaction is stale", Rejection::NonceUsed),
+			("Invalid Transaction: Transaction has an ancient birth block", Rejection::Dead),
+			("Invalid Transaction: Transaction has a bad signature", Rejection::Dead),
+			("Transaction has a bad proof", Rejection::Dead),
+			("Transaction has a bad signature", Rejection::Dead),
+			("Transaction will be valid in the future", Rejection::Transient),
+			("Transaction is temporarily banned", Rejection::Transient),
+			("Transaction pool is full", Rejection::Transient),
+			("Immediately Dropped: the pool is busy", Rejection::Transient),
+		];
+		for (why, expected) in rows {
+			assert_eq!(Rejection::of(why), expected, "{why}");
+		}
+	}
 
 	#[test]
 	fn bytes_past_their_era_are_signed_again_only_when_no_block_can_hold_them() {

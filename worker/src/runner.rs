@@ -961,7 +961,7 @@ impl<E: Executor> Worker<E> {
 			Action::Adopt(id) => self.adopt(id, duty.ok_or("no duty to adopt from")?).await,
 			Action::Renew(id) => {
 				let duty = duty.ok_or("no duty to renew from")?;
-				self.renew(id, &duty)?;
+				self.renew(id, &duty).await?;
 				if self.prepare(id, &duty).await? {
 					self.ack_and_start(id).await?;
 				}
@@ -996,9 +996,22 @@ impl<E: Executor> Worker<E> {
 
 	/// Makes the journal's entry of `id` anew from `duty`: the old one was prepared from a fork
 	/// that was dropped, for a lease that the id no longer names. Its files (another order's
-	/// inputs) go; its signed acknowledgement stays, as it names only the id.
-	fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), String> {
+	/// inputs) go, and so does any job created for it (whose image, command and variables are
+	/// the other order's: started for this lease it would run them under this lease's receipt);
+	/// its signed acknowledgement stays, as it names only the id.
+	async fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), String> {
 		let old = self.entry(id)?;
+		let mut labels = self.labels();
+		labels.insert(LEASE_LABEL.into(), id.to_string());
+		let mut handles: Vec<String> =
+			self.executor.list(&labels).await?.into_iter().map(|job| job.handle).collect();
+		handles.extend(old.container.clone());
+		handles.sort();
+		handles.dedup();
+		for handle in handles {
+			// Killed first where it runs (Docker's forced removal, the native executor's).
+			self.executor.remove(&handle).await?;
+		}
 		let mut entry = self.new_entry(id, duty)?;
 		entry.extrinsics = old.extrinsics.into_iter().filter(|(slot, _)| slot == "ack").collect();
 		match std::fs::remove_dir_all(&self.dirs(id).root) {
