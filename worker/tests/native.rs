@@ -234,11 +234,102 @@ async fn a_pid_that_names_another_process_now_is_not_the_job() {
 	std::thread::sleep(Duration::from_millis(200));
 	std::fs::write(&pid_file, other.id().to_string()).unwrap();
 	assert_eq!(native.state(&handle).await.unwrap(), JobState::Missing);
+	// Said once, for good: the next reads do not wait for an exit code again.
+	assert!(pid_file.with_file_name("lost").exists());
+	assert_eq!(native.state(&handle).await.unwrap(), JobState::Missing);
 	native.stop(&handle, 1).await.unwrap();
 	native.remove(&handle).await.unwrap();
 	assert!(other.try_wait().unwrap().is_none(), "another process group was signalled");
 	other.kill().unwrap();
 	other.wait().unwrap();
+}
+
+/// The CPUs a job said it may run on (its `cpus` step), once it has said so.
+async fn cpus_of(native: &Native, handle: &str, job: &JobRequest) -> Vec<usize> {
+	let said = job.dirs.root.join("said");
+	for _ in 0..200 {
+		native.collect_logs(handle, &said, 1 << 10).await.unwrap();
+		let stdout = std::fs::read_to_string(said.join("stdout")).unwrap_or_default();
+		if let Some(list) = stdout.lines().find_map(|line| line.strip_prefix("cpus=")) {
+			return list.split(',').map(|cpu| cpu.parse().unwrap()).collect();
+		}
+		tokio::time::sleep(Duration::from_millis(20)).await;
+	}
+	panic!("{handle} never said its CPUs");
+}
+
+#[tokio::test]
+async fn jobs_run_on_their_share_of_the_cpus_and_not_on_each_others() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let host = std::thread::available_parallelism().unwrap().get();
+	let command = ["job", "cpus", "-", "sleep", "30"];
+	// A job with no share runs on every CPU the worker has.
+	let all = request(dir.path(), 20, &sha256, &command);
+	let program = native.resolve(&all.spec.image).await.unwrap();
+	let handle = native.start(&all, &program).await.unwrap();
+	assert_eq!(cpus_of(&native, &handle, &all).await.len(), host);
+	native.stop(&handle, 1).await.unwrap();
+	if host < 2 {
+		return; // One CPU: every share of it is all of it.
+	}
+	// Two jobs with one CPU each, at once: one CPU each, not the same one, and a restart of the
+	// worker gives a started job the CPUs it had.
+	let mut handles = Vec::new();
+	let mut seen = Vec::new();
+	for lease in [21, 22] {
+		let mut job = request(dir.path(), lease, &sha256, &command);
+		job.nano_cpus = 1_000_000_000;
+		let handle = native.start(&job, &program).await.unwrap();
+		let cpus = cpus_of(&native, &handle, &job).await;
+		assert_eq!(cpus.len(), 1, "{cpus:?}");
+		assert!(!seen.contains(&cpus[0]), "{cpus:?} already taken by {seen:?}");
+		seen.extend(cpus);
+		assert_eq!(native.start(&job, &program).await.unwrap(), handle);
+		handles.push(handle);
+	}
+	// Once one has ended its CPU is free again: the next job gets it.
+	native.stop(&handles[0], 1).await.unwrap();
+	let mut next = request(dir.path(), 23, &sha256, &command);
+	next.nano_cpus = 1_000_000_000;
+	let handle = native.start(&next, &program).await.unwrap();
+	assert_eq!(cpus_of(&native, &handle, &next).await, vec![seen[0]]);
+	for handle in [&handles[1], &handle] {
+		native.stop(handle, 1).await.unwrap();
+	}
+}
+
+#[tokio::test]
+async fn one_damaged_job_folder_hides_no_other_job() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let program = native.resolve(&request(dir.path(), 30, &sha256, &[]).spec.image).await.unwrap();
+	let mut handles = Vec::new();
+	for lease in [30, 31] {
+		let job = request(dir.path(), lease, &sha256, &["job", "sleep", "30"]);
+		handles.push(native.start(&job, &program).await.unwrap());
+	}
+	// Lease 30's exit file holds no code (written on a full disk, say); a stray file and a
+	// folder with no labels sit beside the jobs.
+	let state = dir.path().join("state");
+	native.stop(&handles[0], 1).await.unwrap();
+	std::fs::write(state.join(&handles[0]).join("exit"), b"").unwrap();
+	std::fs::write(state.join("stray"), b"").unwrap();
+	std::fs::create_dir(state.join("empty")).unwrap();
+	let labels = request(dir.path(), 30, &sha256, &[]).labels;
+	let mut listed: Vec<_> = native
+		.list(&HashMap::from([(INSTANCE_LABEL.to_string(), labels[INSTANCE_LABEL].clone())]))
+		.await
+		.unwrap()
+		.into_iter()
+		.map(|job| (job.lease, job.state))
+		.collect();
+	listed.sort_by_key(|(lease, _)| *lease);
+	assert_eq!(
+		listed,
+		vec![(30, JobState::Exited { code: -1, oom: false }), (31, JobState::Running)]
+	);
+	native.stop(&handles[1], 1).await.unwrap();
 }
 
 /// Whether process `pid` is gone (or a zombie, waiting to be reaped).

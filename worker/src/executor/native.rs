@@ -7,7 +7,8 @@
 //! to that digest. The job runs in the lease's `outputs` folder with `STINT_OUTPUTS`,
 //! `STINT_INPUTS`, `STINT_LEASE`, the order's variables and `CUDA_VISIBLE_DEVICES` set to the
 //! leased GPUs; in a session and process group of its own (`setsid`), with `prlimit` limits on
-//! processes and memory. A small shell supervises it and writes its exit code to a file, so the
+//! processes and memory, pinned (`taskset`) to as many of the host's CPUs as its share of them
+//! rounds up to, the CPUs other live jobs are pinned to taken last. A small shell supervises it and writes its exit code to a file, so the
 //! code survives a restart of the worker, which finds the job again by the labels kept beside it.
 //! Its stdout and stderr go to files there; past their first `log_bytes` (all that is kept) the
 //! worker frees their blocks as it follows them, so a job that prints for days fills no disk.
@@ -42,6 +43,9 @@ pub struct Native {
 	programs: Vec<NativeProgram>,
 	/// Where each job's state folder lives.
 	state_dir: PathBuf,
+	/// Held while a job's CPUs are chosen and recorded: two jobs starting at once are not
+	/// given the same ones.
+	pinning: std::sync::Mutex<()>,
 }
 
 /// The sha256 of a file, as 64 hex digits.
@@ -113,7 +117,7 @@ impl Native {
 		if !forks.is_ok_and(|status| status.success()) {
 			return Err("the native executor needs util-linux's `setsid` (with --fork)".into());
 		}
-		for tool in ["prlimit", "kill"] {
+		for tool in ["prlimit", "taskset", "kill"] {
 			if Command::new(tool)
 				.arg("--version")
 				.stdout(Stdio::null())
@@ -124,7 +128,7 @@ impl Native {
 				return Err(format!("the native executor needs `{tool}` (util-linux, procps)"));
 			}
 		}
-		Ok(Self { programs, state_dir })
+		Ok(Self { programs, state_dir, pinning: Default::default() })
 	}
 
 	fn job_dir(&self, handle: &str) -> PathBuf {
@@ -244,6 +248,79 @@ impl Native {
 		}
 		let _ = std::fs::write(marker, b"");
 	}
+
+	/// How many live jobs are pinned to each CPU: the `cpus` files of the jobs that have not
+	/// ended (a job whose supervisor is gone without a trace is not counted).
+	fn pinned(&self) -> HashMap<usize, usize> {
+		let mut load = HashMap::new();
+		let Ok(entries) = std::fs::read_dir(&self.state_dir) else { return load };
+		for entry in entries.flatten() {
+			let dir = entry.path();
+			let Ok(list) = std::fs::read_to_string(dir.join("cpus")) else { continue };
+			let handle = entry.file_name().to_string_lossy().into_owned();
+			let started = dir.join("pid").exists();
+			if dir.join("exit").exists() || (started && self.live_pid(&handle).is_none()) {
+				continue;
+			}
+			for cpu in parse_cpu_list(&list) {
+				*load.entry(cpu).or_default() += 1;
+			}
+		}
+		load
+	}
+
+	/// Chooses and records in `dir` the CPUs of a job whose share of them is `nano_cpus`:
+	/// `None` when it may use all the worker's.
+	fn pin(&self, dir: &Path, nano_cpus: i64) -> Result<Option<String>, String> {
+		let _chosen = self.pinning.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+		let path = dir.join("cpus");
+		if let Ok(list) = std::fs::read_to_string(&path) {
+			return Ok(Some(list));
+		}
+		let mask = rustix::thread::sched_getaffinity(None)
+			.map_err(|e| format!("cannot read the worker's CPUs: {e}"))?;
+		let allowed: Vec<usize> =
+			(0..rustix::thread::CpuSet::MAX_CPU).filter(|cpu| mask.is_set(*cpu)).collect();
+		let Some(cpus) = pick_cpus(&allowed, &self.pinned(), nano_cpus) else { return Ok(None) };
+		let list = cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+		write_atomically(&path, list.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+		Ok(Some(list))
+	}
+}
+
+/// The CPUs of a list such as `0,2-3` (what `pin` writes, or the kernel's format).
+fn parse_cpu_list(list: &str) -> Vec<usize> {
+	let mut cpus = Vec::new();
+	for part in list.trim().split(',').filter(|part| !part.is_empty()) {
+		let (from, to) = part.split_once('-').unwrap_or((part, part));
+		if let (Ok(from), Ok(to)) = (from.trim().parse::<usize>(), to.trim().parse::<usize>()) {
+			cpus.extend(from..=to.min(from + 4096));
+		}
+	}
+	cpus
+}
+
+/// The CPUs, out of `allowed`, for a job whose share is `nano_cpus` billionths of CPUs: as
+/// many as the share rounds up to (one at least), those the fewest live jobs are pinned to
+/// (`load`) first, lowest first among equals. `None` when the job may use all of them (no
+/// share, or a share of all).
+fn pick_cpus(
+	allowed: &[usize],
+	load: &HashMap<usize, usize>,
+	nano_cpus: i64,
+) -> Option<Vec<usize>> {
+	if nano_cpus <= 0 {
+		return None;
+	}
+	let wanted = (nano_cpus as u64).div_ceil(1_000_000_000).max(1) as usize;
+	if wanted >= allowed.len() {
+		return None;
+	}
+	let mut by_load: Vec<usize> = allowed.to_vec();
+	by_load.sort_by_key(|cpu| (load.get(cpu).copied().unwrap_or(0), *cpu));
+	let mut cpus: Vec<usize> = by_load.into_iter().take(wanted).collect();
+	cpus.sort_unstable();
+	Some(cpus)
 }
 
 impl Executor for Native {
@@ -297,7 +374,8 @@ impl Executor for Native {
 		}
 		std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
 		let labels = serde_json::to_string(&job.labels).expect("plain data");
-		std::fs::write(dir.join("labels.json"), labels).map_err(|e| e.to_string())?;
+		// Whole or not at all: a job whose labels cannot be read is not found again.
+		write_atomically(&dir.join("labels.json"), labels.as_bytes()).map_err(|e| e.to_string())?;
 		// The program's file is copied, and the copy is what runs: hashed as it is copied, it is
 		// the file checked, whatever happens to the configured path meanwhile.
 		let program = dir.join("program");
@@ -323,7 +401,8 @@ impl Executor for Native {
 			.arg("sh")
 			.arg("-c")
 			.arg(
-				"trap : TERM; echo $$ > \"$STINT_STATE/pid\"; prlimit --nproc=\"$STINT_NPROC\" \
+				"trap : TERM; echo $$ > \"$STINT_STATE/pid\"; \
+				 ${STINT_CPUS:+taskset -c \"$STINT_CPUS\"} prlimit --nproc=\"$STINT_NPROC\" \
 				 ${STINT_MEM:+\"$STINT_MEM\"} -- \"$@\" > \"$STINT_STATE/stdout\" \
 				 2> \"$STINT_STATE/stderr\" < /dev/null; echo $? > \"$STINT_STATE/exit.tmp\" \
 				 && mv \"$STINT_STATE/exit.tmp\" \"$STINT_STATE/exit\"",
@@ -353,6 +432,9 @@ impl Executor for Native {
 			.env("STINT_OUTPUTS", job.dirs.outputs())
 			.env("STINT_INPUTS", job.dirs.inputs())
 			.env("CUDA_VISIBLE_DEVICES", job.gpu_uuids.join(","));
+		if let Some(cpus) = self.pin(&dir, job.nano_cpus)? {
+			command.env("STINT_CPUS", cpus);
+		}
 		if job.memory_bytes > 0 {
 			command.env("STINT_MEM", memory_limit(job.memory_bytes, !job.gpu_uuids.is_empty()));
 		}
@@ -382,12 +464,22 @@ impl Executor for Native {
 	async fn state(&self, handle: &str) -> Result<JobState, String> {
 		let dir = self.job_dir(handle);
 		if let Ok(code) = std::fs::read_to_string(dir.join("exit")) {
-			let code = code.trim().parse().map_err(|_| format!("{handle}: a bad exit file"))?;
+			// Ended; with a code nobody can tell if the file does not hold one.
+			let code = code.trim().parse().unwrap_or(-1);
 			self.reap(handle);
 			return Ok(JobState::Exited { code, oom: false });
 		}
+		if dir.join("lost").exists() {
+			return Ok(JobState::Missing);
+		}
 		if self.pid(handle).is_none() {
 			return Ok(if dir.exists() { JobState::Created } else { JobState::Missing });
+		}
+		// Whether the job's processes live is read from /proc: a worker that cannot read even
+		// its own entry there (out of file descriptors, say) cannot tell, and says so rather
+		// than take a running job for a vanished one.
+		if Self::identity(std::process::id()).is_none() {
+			return Err(format!("{handle}: cannot read /proc: the job's state is unknown"));
 		}
 		let alive = self.live_pid(handle).and_then(Self::process_state);
 		Ok(match alive {
@@ -406,7 +498,11 @@ impl Executor for Native {
 					Ok(code) => {
 						JobState::Exited { code: code.trim().parse().unwrap_or(-1), oom: false }
 					}
-					Err(_) => JobState::Missing,
+					Err(_) => {
+						// Said once: the next reads answer at once.
+						write_atomically(&dir.join("lost"), b"").map_err(|e| e.to_string())?;
+						JobState::Missing
+					}
 				}
 			}
 		})
@@ -450,7 +546,7 @@ impl Executor for Native {
 		}
 		let exit = self.job_dir(handle).join("exit");
 		if !exit.exists() {
-			std::fs::write(&exit, format!("{code}\n")).map_err(|e| e.to_string())?;
+			write_atomically(&exit, format!("{code}\n").as_bytes()).map_err(|e| e.to_string())?;
 		}
 		Ok(())
 	}
@@ -537,11 +633,29 @@ impl Executor for Native {
 	}
 
 	async fn list(&self, labels: &HashMap<String, String>) -> Result<Vec<FoundJob>, String> {
+		// A folder that cannot be read is an error, never an empty list: a job left out would
+		// read as vanished, and be reported lost while it runs.
+		let unreadable = |e: std::io::Error| format!("{}: {e}", self.state_dir.display());
 		let mut found = Vec::new();
-		let Ok(entries) = std::fs::read_dir(&self.state_dir) else { return Ok(found) };
-		for entry in entries.flatten() {
-			let Ok(text) = std::fs::read_to_string(entry.path().join("labels.json")) else {
-				continue;
+		let entries = match std::fs::read_dir(&self.state_dir) {
+			Ok(entries) => entries,
+			Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(found),
+			Err(e) => return Err(unreadable(e)),
+		};
+		for entry in entries {
+			let entry = entry.map_err(unreadable)?;
+			let text = match std::fs::read_to_string(entry.path().join("labels.json")) {
+				Ok(text) => text,
+				// Not a job's folder, or one whose start wrote nothing yet.
+				Err(e)
+					if matches!(
+						e.kind(),
+						std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+					) =>
+				{
+					continue
+				}
+				Err(e) => return Err(unreadable(e)),
 			};
 			let Ok(theirs) = serde_json::from_str::<HashMap<String, String>>(&text) else {
 				continue;
@@ -559,6 +673,15 @@ impl Executor for Native {
 		}
 		Ok(found)
 	}
+}
+
+/// Writes `bytes` to `path` whole or not at all (a file beside it, renamed over it).
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+	let mut name = path.as_os_str().to_owned();
+	name.push(".tmp");
+	let temporary = PathBuf::from(name);
+	std::fs::write(&temporary, bytes)?;
+	std::fs::rename(&temporary, path)
 }
 
 /// Frees the disk that a job's `stdout` or `stderr` file at `path` takes past its first `cap`
@@ -597,7 +720,39 @@ fn memory_limit(bytes: i64, gpus: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-	use super::{copy_hashed, memory_limit, sha256_file};
+	use std::collections::HashMap;
+
+	use super::{copy_hashed, memory_limit, parse_cpu_list, pick_cpus, sha256_file};
+
+	#[test]
+	fn a_job_gets_the_cpus_its_share_rounds_up_to_the_least_used_first() {
+		const CPU: i64 = 1_000_000_000;
+		let four = [0, 1, 2, 3];
+		let none = HashMap::new();
+		let busy = HashMap::from([(0, 1), (1, 2), (3, 1)]);
+		// (allowed, load, share, CPUs pinned to)
+		type Case<'a> = (&'a [usize], &'a HashMap<usize, usize>, i64, Option<Vec<usize>>);
+		let cases: [Case; 9] = [
+			// No share, or a share of them all: not pinned.
+			(&four, &none, 0, None),
+			(&four, &none, -1, None),
+			(&four, &none, 4 * CPU, None),
+			(&four, &none, 6 * CPU, None),
+			(&[5], &none, CPU / 2, None),
+			// A part of one CPU is one CPU; a part past a whole one more.
+			(&four, &none, CPU / 10, Some(vec![0])),
+			(&four, &none, CPU + 1, Some(vec![0, 1])),
+			// The least used first, the lowest among equals.
+			(&four, &busy, 2 * CPU, Some(vec![0, 2])),
+			(&[1, 3, 7], &busy, CPU, Some(vec![7])),
+		];
+		for (allowed, load, nano_cpus, wanted) in cases {
+			assert_eq!(pick_cpus(allowed, load, nano_cpus), wanted, "{allowed:?} {nano_cpus}");
+		}
+		assert_eq!(parse_cpu_list("0,2-4,9\n"), vec![0, 2, 3, 4, 9]);
+		assert_eq!(parse_cpu_list(""), Vec::<usize>::new());
+		assert_eq!(parse_cpu_list("x,1"), vec![1]);
+	}
 
 	#[test]
 	fn a_copy_is_the_bytes_hashed_and_a_stale_copy_is_replaced() {

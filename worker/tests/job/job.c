@@ -10,6 +10,7 @@
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
  *   copy N            copy /inputs/N to /outputs/copy-N
  *   env NAME          print NAME=value of an environment variable
+ *   cpus -            print cpus=LIST, the CPUs it may run on (as 0,2,3)
  *   detach SECONDS    start a child in a session of its own that sleeps SECONDS (its pid in
  *                     /outputs/detached)
  *   onterm CODE       from now on, end with CODE on SIGTERM
@@ -17,9 +18,11 @@
  * Outputs go to $STINT_OUTPUTS and inputs come from $STINT_INPUTS (a container's /outputs and
  * /inputs; the native executor's folders).
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +115,16 @@ int main(int argc, char **argv) {
 			fclose(out);
 		} else if (!strcmp(step, "env")) {
 			printf("%s=%s\n", arg, getenv(arg) ? getenv(arg) : "");
+		} else if (!strcmp(step, "cpus")) {
+			cpu_set_t set;
+			if (sched_getaffinity(0, sizeof set, &set) != 0) return 56;
+			printf("cpus=");
+			for (int cpu = 0, first = 1; cpu < CPU_SETSIZE; cpu++) {
+				if (!CPU_ISSET(cpu, &set)) continue;
+				printf(first ? "%d" : ",%d", cpu);
+				first = 0;
+			}
+			printf("\n");
 		} else if (!strcmp(step, "detach")) {
 			pid_t child = fork();
 			if (child < 0) return 54;
