@@ -16,3 +16,5 @@ fi
 export STINT_NODE_BIN="${STINT_NODE_BIN:-$CARGO_TARGET_DIR/release/stint-node}"
 # The Python with substrate-interface that scripts/setup.sh prepared.
 export STINT_PYTHON="${STINT_PYTHON:-$STINT_HOME/py/bin/python}"
+# NVIDIA's NVRTC and ptxas from PyPI, that scripts/setup.sh put there (the GPU self-test's tests).
+export STINT_CUDA_TOOLS="${STINT_CUDA_TOOLS:-$STINT_HOME/cuda}"

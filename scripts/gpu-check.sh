@@ -16,6 +16,11 @@ set -euo pipefail
 bin=${1:-${STINT_WORKER_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/stint/target}/release/stint-worker}}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
+# NVRTC, for the self-test's second kernel, from the CUDA toolkit's own folder when the loader
+# is not told of it (the driver's libcuda is found where the driver put it).
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+	[ -d "$dir" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$dir"
+done
 
 # Each step's failure is counted, never the end of the script: the summary always comes.
 fail=0
@@ -80,6 +85,9 @@ summary=()
 echo "[gpu-check] $bin selftest --json"
 if "$bin" selftest --json --require-gpu | tee "$out/selftest.json"; then
 	summary+=("self-test: every GPU passed")
+	nvrtc_ran=$(grep -c '"nvrtc": {' "$out/selftest.json" || true)
+	nvrtc_unusable=$(grep -c '"nvrtc_unusable":' "$out/selftest.json" || true)
+	summary+=("NVRTC kernel: ran on $nvrtc_ran GPU(s), could not load on $nvrtc_unusable")
 else
 	summary+=("self-test: FAIL")
 	fail=1

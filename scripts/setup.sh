@@ -50,6 +50,17 @@ if ! "$PY_ENV/bin/python" -c "import substrateinterface" 2>/dev/null; then
 	say "installing $SUBSTRATE_INTERFACE (for the polkadot-compatibility test)"
 	"$PY_ENV/bin/pip" install -q "$SUBSTRATE_INTERFACE"
 fi
+
+# 1c. NVIDIA's NVRTC and ptxas (PyPI wheels, no GPU needed), for the GPU self-test's tests on
+# machines without a GPU: the shipped PTX is assembled for every GPU generation, and the CUDA C
+# kernel is compiled by a real NVRTC and run on the stand-in driver.
+CUDA_TOOLS="$STINT_HOME/cuda"
+CUDA_WHEELS=(nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-nvcc-cu12==12.9.86)
+if [ ! -e "$CUDA_TOOLS/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ] || [ ! -x "$CUDA_TOOLS/nvidia/cuda_nvcc/bin/ptxas" ]; then
+	say "installing ${CUDA_WHEELS[*]} into $CUDA_TOOLS (for the GPU self-test's tests)"
+	rm -rf "$CUDA_TOOLS"
+	"$PY_ENV/bin/pip" install -q --no-deps --target "$CUDA_TOOLS" "${CUDA_WHEELS[@]}"
+fi
 say "native toolchain: $(rustc -V)"
 
 # 2. The wasm target, the normal way (STINT_WASM_TOOLCHAIN=debian skips it, to test the fallback).

@@ -81,11 +81,34 @@ pub fn provider(
 			))
 		}
 		(None, HardwareSource::Probe(scratch)) => {
-			stint_probe::machine(scratch).map_err(|e| Refusal::Probe(e.to_string()))?
+			let hardware =
+				stint_probe::machine(scratch).map_err(|e| Refusal::Probe(e.to_string()))?;
+			self_tested(&hardware).map_err(Refusal::Probe)?;
+			hardware
 		}
 	};
 	let hardware = check_hardware(hardware).map_err(Refusal::File)?;
 	Ok(Provider { info, worker_key, proof, hardware })
+}
+
+/// Every GPU read passes the self-test (see `stint-worker selftest`): one that computes wrong
+/// is not registered, since no worker would offer it.
+fn self_tested(hardware: &Hardware) -> Result<(), String> {
+	let tests = stint_probe::selftest::run()
+		.map_err(|why| format!("the GPUs were read but could not be self-tested: {why}"))?;
+	let failed: Vec<String> = tests
+		.iter()
+		.filter(|test| !test.passed())
+		.map(|test| format!("{} ({})", test.uuid, test.name))
+		.collect();
+	match (failed.is_empty(), tests.len() == hardware.gpus.len()) {
+		(true, true) => Ok(()),
+		(true, false) => Err("the GPUs changed between the reading and the self-test".into()),
+		(false, _) => Err(format!(
+			"{} failed the self-test (`stint-worker selftest` says why): not registered",
+			failed.join(", ")
+		)),
+	}
 }
 
 /// The name, endpoint and region, and the worker key.

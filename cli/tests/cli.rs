@@ -226,6 +226,18 @@ uuid = "GPU-dave-0"
 	assert_eq!(run.stderr, "error: probe: the CUDA driver sees no GPU\n");
 	let bob = parse_account("5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty")?;
 	assert!(client.provider(&bob).await?.is_none(), "nothing registered");
+	// A GPU that fails the self-test (the stand-in's GPU 1 computing wrong) is named, and the
+	// machine is not registered.
+	let bad_gpu = [("LD_LIBRARY_PATH", driver.path()), ("STUB_CUDA", Path::new("bad-1"))];
+	let run = expect_in(&url, &[&register[..], &["--probe"]].concat(), &bad_gpu, 9)?;
+	let bad = stint_e2e::stand_in_uuid(1);
+	assert!(
+		run.stderr.contains(&format!("{bad} (NVIDIA H100 PCIe) failed the self-test")),
+		"{}",
+		run.stderr
+	);
+	assert!(!run.stderr.contains(&stint_e2e::stand_in_uuid(0)), "{}", run.stderr);
+	assert!(client.provider(&bob).await?.is_none(), "nothing registered");
 	let run = expect_in(&url, &[&register[..], &["--probe"]].concat(), &lib, 0)?;
 	assert!(run.stdout.contains("Providers.Registered"), "{}", run.stdout);
 	let record = client.provider(&bob).await?.context("Bob registered")?;

@@ -230,7 +230,9 @@ fn watch_over(pid: u32) {
 }
 
 /// The C source of a stand-in NVIDIA driver library (see `stand-in/libcuda.c`): two GPUs, an
-/// `NVIDIA H200` (UUID bytes 0..16) and an `NVIDIA H100 PCIe` (16..32), driver API 12080.
+/// `NVIDIA H200` (UUID bytes 0..16) and an `NVIDIA H100 PCIe` (16..32), driver API 12080 (or
+/// `$STUB_CUDA_VERSION`), that loads PTX as a driver would and runs the self-test's kernel on the
+/// host.
 pub const CUDA_STAND_IN: &str = include_str!("../stand-in/libcuda.c");
 
 /// The UUID the stand-in driver reports for the device at `ordinal`.
@@ -240,12 +242,13 @@ pub fn stand_in_uuid(ordinal: u8) -> String {
 
 /// Compiles the stand-in driver into `dir/libcuda.so` with the system C compiler, for tests on
 /// machines without a GPU. A process started with `LD_LIBRARY_PATH=dir` loads it through the
-/// same dlopen path as the real driver; `STUB_CUDA=no-device` makes it report no device.
+/// same dlopen path as the real driver; `STUB_CUDA=no-device` makes it report no device,
+/// `STUB_CUDA=bad-1` makes GPU 1 compute wrong.
 pub fn build_cuda_stand_in(dir: &Path) -> Result<()> {
 	let source = dir.join("libcuda.c");
 	std::fs::write(&source, CUDA_STAND_IN)?;
 	let status = Command::new("cc")
-		.args(["-shared", "-fPIC", "-o"])
+		.args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
 		.arg(dir.join("libcuda.so"))
 		.arg(&source)
 		.status()
@@ -254,4 +257,29 @@ pub fn build_cuda_stand_in(dir: &Path) -> Result<()> {
 		bail!("cc failed to build the stand-in driver");
 	}
 	Ok(())
+}
+
+/// NVIDIA's NVRTC library and `ptxas` (from PyPI, no GPU needed), where `scripts/setup.sh` put
+/// them (`$STINT_CUDA_TOOLS`, set by `scripts/env.sh`).
+pub struct CudaTools {
+	/// The folder of `libnvrtc.so.12`, for `LD_LIBRARY_PATH`.
+	pub nvrtc_dir: PathBuf,
+	pub ptxas: PathBuf,
+}
+
+/// The CUDA tools, or `None` when the tests run without `scripts/env.sh` (said on stderr); an
+/// error if they should be there and are not.
+pub fn cuda_tools() -> Result<Option<CudaTools>> {
+	let Some(root) = std::env::var_os("STINT_CUDA_TOOLS").map(PathBuf::from) else {
+		eprintln!("STINT_CUDA_TOOLS is not set (run the tests with scripts/test.sh): skipped");
+		return Ok(None);
+	};
+	let tools = CudaTools {
+		nvrtc_dir: root.join("nvidia/cuda_nvrtc/lib"),
+		ptxas: root.join("nvidia/cuda_nvcc/bin/ptxas"),
+	};
+	if !tools.nvrtc_dir.join("libnvrtc.so.12").is_file() || !tools.ptxas.is_file() {
+		bail!("NVRTC or ptxas missing under {}: run scripts/setup.sh", root.display());
+	}
+	Ok(Some(tools))
 }

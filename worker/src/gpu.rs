@@ -100,9 +100,10 @@ pub fn describe(test: &stint_probe::selftest::DeviceSelfTest) -> String {
 		Ok(run) => format!("WRONG SUM {} (expected {})", run.checksum, test.expected),
 		Err(why) => format!("failed: {why}"),
 	};
-	let nvrtc = match &test.nvrtc {
-		Some(result) => format!("; NVRTC kernel {}", run(result)),
-		None => "; NVRTC not installed".to_string(),
+	let nvrtc = match (&test.nvrtc, &test.nvrtc_unusable) {
+		(Some(result), _) => format!("; NVRTC kernel {}", run(result)),
+		(None, Some(why)) => format!("; NVRTC kernel not run, not the GPU's fault ({why})"),
+		(None, None) => "; NVRTC not installed".to_string(),
 	};
 	format!(
 		"self-test {} ({}, {}): PTX kernel {}{nvrtc}",

@@ -2,8 +2,9 @@
 //! it for the device) on each GPU, run over a million elements; its output is checksummed (each
 //! element weighted by its position), compared with the checksum computed here, and timed. Where
 //! NVRTC loads, the same kernel is also compiled from CUDA C at run time and checked the same
-//! way. Like the probe, it loads the driver library only when run, checks that it is there
-//! first, and says "no GPU" without one.
+//! way (unless the driver cannot take what that NVRTC writes: said, but not the GPU's failure).
+//! Like the probe, it loads the driver library only when run, checks that it is there first, and
+//! says "no GPU" without one.
 #![allow(unsafe_code)]
 
 use std::{panic, sync::Arc, time::Instant};
@@ -95,12 +96,18 @@ pub struct DeviceSelfTest {
 	pub expected: u64,
 	/// The shipped PTX, loaded by the driver.
 	pub ptx: Result<KernelRun, String>,
-	/// The kernel compiled by NVRTC, where it loads.
+	/// The kernel compiled by NVRTC, where NVRTC loads and the driver takes what it compiled.
 	pub nvrtc: Option<Result<KernelRun, String>>,
+	/// Why NVRTC's kernel did not run although NVRTC loads: it did not compile, or the driver
+	/// refused its PTX (an NVRTC newer than the driver writes a PTX version the driver does not
+	/// know). A mismatch of the machine's CUDA libraries, not a fault of the GPU: said, not failed.
+	#[serde(default, skip_serializing_if = "Option::is_none")]
+	pub nvrtc_unusable: Option<String>,
 }
 
 impl DeviceSelfTest {
-	/// Passed: the PTX kernel gave the right sum (and NVRTC's did too, where it ran).
+	/// Passed: the PTX kernel gave the right sum (and NVRTC's did too, where it ran; one the
+	/// driver could not load does not count against the GPU).
 	pub fn passed(&self) -> bool {
 		matches!(&self.ptx, Ok(run) if run.ok)
 			&& !matches!(&self.nvrtc, Some(Err(_)) | Some(Ok(KernelRun { ok: false, .. })))
@@ -133,41 +140,73 @@ pub fn run() -> Result<Vec<DeviceSelfTest>, GpuError> {
 fn test_device(ordinal: usize, uuid: &str, name: &str) -> DeviceSelfTest {
 	let expected = expected_checksum(ELEMENTS, SEED);
 	let context = CudaContext::new(ordinal).map_err(|e| format!("{e:?}"));
-	let ptx = context
-		.clone()
-		.and_then(|ctx| launch(&ctx, cudarc::nvrtc::Ptx::from_src(FILL_PTX), expected));
+	let ptx = context.clone().and_then(|ctx| {
+		launch(&ctx, cudarc::nvrtc::Ptx::from_src(FILL_PTX), expected).map_err(String::from)
+	});
 	// SAFETY: only tries to dlopen NVRTC's candidate names; nothing is called.
 	let nvrtc_present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-	let nvrtc = nvrtc_present.then(|| {
-		let ctx = context.clone()?;
+	let (mut nvrtc, mut nvrtc_unusable) = (None, None);
+	if let (true, Ok(ctx)) = (nvrtc_present, &context) {
 		let compiled = panic::catch_unwind(|| cudarc::nvrtc::compile_ptx(FILL_CUDA))
-			.map_err(|_| "NVRTC is unusable".to_string())?
-			.map_err(|e| format!("NVRTC: {e:?}"))?;
-		launch(&ctx, compiled, expected)
-	});
-	DeviceSelfTest { ordinal, uuid: uuid.to_string(), name: name.to_string(), expected, ptx, nvrtc }
+			.map_err(|_| "NVRTC is unusable".to_string())
+			.and_then(|compiled| compiled.map_err(|e| format!("NVRTC: {e:?}")));
+		match compiled.map(|ptx| launch(ctx, ptx, expected)) {
+			Err(why) | Ok(Err(Failure::Load(why))) => nvrtc_unusable = Some(why),
+			Ok(Err(failure @ Failure::Run(_))) => nvrtc = Some(Err(failure.into())),
+			Ok(Ok(run)) => nvrtc = Some(Ok(run)),
+		}
+	}
+	DeviceSelfTest {
+		ordinal,
+		uuid: uuid.to_string(),
+		name: name.to_string(),
+		expected,
+		ptx,
+		nvrtc,
+		nvrtc_unusable,
+	}
+}
+
+/// How a launch failed: the driver did not take the kernel, or running it failed.
+enum Failure {
+	Load(String),
+	Run(String),
+}
+
+impl From<Failure> for String {
+	fn from(failure: Failure) -> String {
+		match failure {
+			Failure::Load(why) | Failure::Run(why) => why,
+		}
+	}
 }
 
 fn launch(
 	ctx: &Arc<CudaContext>,
 	ptx: cudarc::nvrtc::Ptx,
 	expected: u64,
-) -> Result<KernelRun, String> {
+) -> Result<KernelRun, Failure> {
 	fn error(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {
 		move |e| format!("{what}: {e:?}")
 	}
 	let start = Instant::now();
-	let module = ctx.load_module(ptx).map_err(error("loading the kernel"))?;
-	let fill = module.load_function("fill").map_err(error("finding the kernel"))?;
-	let stream = ctx.default_stream();
-	let mut out = stream.alloc_zeros::<u32>(ELEMENTS as usize).map_err(error("allocating"))?;
-	let (n, seed) = (ELEMENTS, SEED);
-	let mut builder = stream.launch_builder(&fill);
-	builder.arg(&mut out).arg(&n).arg(&seed);
-	// SAFETY: `fill` takes (u32*, u32, u32) and writes only the first `n` elements of `out`,
-	// which holds `n`.
-	unsafe { builder.launch(LaunchConfig::for_num_elems(ELEMENTS)) }.map_err(error("launching"))?;
-	let host = stream.clone_dtoh(&out).map_err(error("copying back"))?;
+	let module =
+		ctx.load_module(ptx).map_err(error("loading the kernel")).map_err(Failure::Load)?;
+	let fill =
+		module.load_function("fill").map_err(error("finding the kernel")).map_err(Failure::Load)?;
+	let run = || {
+		let stream = ctx.default_stream();
+		let mut out = stream.alloc_zeros::<u32>(ELEMENTS as usize).map_err(error("allocating"))?;
+		let (n, seed) = (ELEMENTS, SEED);
+		let mut builder = stream.launch_builder(&fill);
+		builder.arg(&mut out).arg(&n).arg(&seed);
+		// SAFETY: `fill` takes (u32*, u32, u32) and writes only the first `n` elements of `out`,
+		// which holds `n`.
+		unsafe { builder.launch(LaunchConfig::for_num_elems(ELEMENTS)) }
+			.map_err(error("launching"))?;
+		stream.clone_dtoh(&out).map_err(error("copying back"))
+	};
+	let host = run().map_err(Failure::Run)?;
 	let millis = start.elapsed().as_secs_f64() * 1000.0;
 	let checksum = checksum(&host);
 	Ok(KernelRun { checksum, ok: checksum == expected, millis })
@@ -218,6 +257,7 @@ mod tests {
 			expected: 1,
 			ptx,
 			nvrtc,
+			nvrtc_unusable: None,
 		};
 		assert!(test(Ok(good.clone()), None).passed());
 		assert!(test(Ok(good.clone()), Some(Ok(good.clone()))).passed());
