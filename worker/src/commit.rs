@@ -250,12 +250,15 @@ pub struct Usage {
 	pub too_many: bool,
 	/// Folders nested deeper than [`MAX_OUTPUT_DEPTH`] (not walked).
 	pub too_deep: bool,
+	/// Files the job deleted but still holds open or mapped: no walk sees them, the disk does
+	/// ([`crate::executor::held`]).
+	pub held: u64,
 }
 
 impl Usage {
 	/// Whether outputs this size break an order's limit of `max_bytes`.
 	pub fn over(&self, max_bytes: u64) -> bool {
-		self.bytes > max_bytes || self.too_many || self.too_deep
+		self.bytes.saturating_add(self.held) > max_bytes || self.too_many || self.too_deep
 	}
 }
 

@@ -134,10 +134,7 @@ async fn watch<E: Executor>(
 				return Ok((executor.wait(handle).await?, StopReason::TimeLimit));
 			}
 			_ = look.tick() => {
-				let walked = outputs.to_path_buf();
-				let used = tokio::task::spawn_blocking(move || commit::usage(&walked))
-					.await
-					.unwrap_or_default();
+				let used = crate::executor::held::job_usage(executor, handle, outputs).await;
 				if used.over(job.max_output_bytes) {
 					executor.stop(handle, 0).await?;
 					return Ok((executor.wait(handle).await?, StopReason::OutputOverLimit));

@@ -31,7 +31,7 @@ use crate::{
 	config::{Config, GpuMode},
 	duties::{plan, Action, LeaseView, Now, OnChain, ACK_MARGIN},
 	executor::{
-		Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, CHAIN_LABEL,
+		held, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, CHAIN_LABEL,
 		INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
 	},
 	gpu::Gpus,
@@ -1321,11 +1321,7 @@ impl<E: Executor> Worker<E> {
 				tokio::select! {
 					_ = &mut wait => break,
 					_ = watch.tick() => {
-						// Off the async threads: a job with many files makes a long walk.
-						let walked = outputs.clone();
-						let used = tokio::task::spawn_blocking(move || commit::usage(&walked))
-							.await
-							.unwrap_or_default();
+						let used = held::job_usage(&*me.executor, &handle, &outputs).await;
 						if used.over(limit) {
 							if let Ok(mut entry) = me.entry(id) {
 								entry.stop_reason = Some(StopReason::OutputOverLimit);

@@ -209,6 +209,17 @@ async fn run_once_prints_a_receipt_that_commits_to_the_outputs_and_logs() {
 	);
 	assert_eq!(report.receipt_hash, format!("0x{}", hex::encode(report.receipt.hash())));
 
+	// A file deleted while the job keeps it open fills the disk as much as any output: it
+	// counts against the limit, though no walk of /outputs sees it.
+	let held = JobFile {
+		command: ["/job", "hold", "3000000", "sleep", "60"].map(String::from).to_vec(),
+		out: dir.path().join("held"),
+		..job.clone()
+	};
+	let report = run_once(&docker, &held).await.unwrap();
+	assert_eq!(report.stop_reason, StopReason::OutputOverLimit);
+	assert!(commit::manifest(&dir.path().join("held/outputs")).unwrap().files.is_empty());
+
 	let timed = JobFile {
 		command: ["/job", "sleep", "60"].map(String::from).to_vec(),
 		timeout_secs: 1,

@@ -10,7 +10,8 @@ use stint_worker::{
 	commit::LeaseDirs,
 	config::{Limits, NativeProgram},
 	executor::{
-		native::Native, Executor, JobRequest, JobState, PrepareError, INSTANCE_LABEL, LEASE_LABEL,
+		held, native::Native, Executor, JobRequest, JobState, PrepareError, INSTANCE_LABEL,
+		LEASE_LABEL,
 	},
 	once::JobFile,
 };
@@ -412,4 +413,29 @@ async fn the_file_run_is_the_file_hashed() {
 	assert_eq!(native.state(&handle).await.unwrap(), JobState::Running);
 	native.stop(&handle, 1).await.unwrap();
 	native.remove(&handle).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_deleted_file_a_job_keeps_open_counts_against_its_outputs() {
+	let dir = tempfile::tempdir().unwrap();
+	let (native, sha256) = native(dir.path());
+	let job = request(dir.path(), 7, &sha256, &["job", "hold", "3000000", "sleep", "60"]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	let outputs = job.dirs.outputs();
+	let mut used = Default::default();
+	for _ in 0..100 {
+		used = held::job_usage(&native, &handle, &outputs).await;
+		if used.held >= 3_000_000 {
+			break;
+		}
+		tokio::time::sleep(Duration::from_millis(100)).await;
+	}
+	// Nothing under outputs/, yet 3 MB on the disk: over the order's 1 MiB.
+	assert_eq!((used.bytes, used.held), (0, 3_000_000), "{used:?}");
+	assert!(used.over(job.spec.max_output_bytes));
+	assert!(native.processes(&handle).await.unwrap().len() >= 2, "the supervisor and the job");
+	native.stop(&handle, 1).await.unwrap();
+	assert!(native.processes(&handle).await.unwrap().is_empty());
+	assert_eq!(held::job_usage(&native, &handle, &outputs).await.held, 0);
 }

@@ -543,6 +543,21 @@ impl Executor for Docker {
 		Ok(())
 	}
 
+	async fn processes(&self, handle: &str) -> Result<Vec<u32>, String> {
+		let engine = self.engine().await?;
+		let container = engine.inspect_container(handle, None).await.map_err(text)?;
+		let pid = container.state.and_then(|state| state.pid).unwrap_or(0);
+		match u32::try_from(pid) {
+			// The container's own pid namespace: every process it started, and only those.
+			Ok(pid) if pid > 0 => {
+				tokio::task::spawn_blocking(move || super::held::namespace_of(pid))
+					.await
+					.map_err(|e| e.to_string())
+			}
+			_ => Ok(Vec::new()),
+		}
+	}
+
 	async fn remove(&self, handle: &str) -> Result<(), String> {
 		self.attached.lock().expect("not poisoned").remove(handle);
 		// With its anonymous volumes (an image's `VOLUME`s), which nothing else would remove.

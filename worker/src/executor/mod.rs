@@ -12,6 +12,7 @@ use stint_primitives::{DeviceId, ExecutorKind, JobSpec, LeaseId, ReservedExit};
 use crate::{commit::LeaseDirs, config::Limits};
 
 pub mod docker;
+pub mod held;
 pub mod native;
 
 /// A job to start.
@@ -160,6 +161,10 @@ pub trait Executor: Send + Sync + 'static {
 		dir: &std::path::Path,
 		cap: u64,
 	) -> impl Future<Output = Result<(), String>> + Send;
+
+	/// The host pids of the job's processes while it runs (none once it stopped): what they
+	/// hold open counts against its outputs' limit ([`held`]).
+	fn processes(&self, handle: &str) -> impl Future<Output = Result<Vec<u32>, String>> + Send;
 
 	/// Removes a stopped job (when its lease's retention is over).
 	fn remove(&self, handle: &str) -> impl Future<Output = Result<(), String>> + Send;

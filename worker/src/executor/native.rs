@@ -623,6 +623,25 @@ impl Executor for Native {
 		}
 	}
 
+	async fn processes(&self, handle: &str) -> Result<Vec<u32>, String> {
+		// The supervisor, its group, and whatever still carries the job's STINT_STATE.
+		let Some(pid) = self.live_pid(handle) else { return Ok(Vec::new()) };
+		let group = Self::group(pid);
+		let mut pids: Vec<u32> = self.members(handle).into_iter().map(|(pid, _)| pid).collect();
+		if let (Some(group), Ok(entries)) = (group, std::fs::read_dir("/proc")) {
+			pids.extend(
+				entries
+					.flatten()
+					.filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+					.filter(|other| Self::group(*other) == Some(group)),
+			);
+		}
+		pids.push(pid);
+		pids.sort_unstable();
+		pids.dedup();
+		Ok(pids)
+	}
+
 	async fn remove(&self, handle: &str) -> Result<(), String> {
 		self.signal(handle, "KILL")?;
 		let dir = self.job_dir(handle);

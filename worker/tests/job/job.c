@@ -5,6 +5,8 @@
  *   lines N           print 0, 1, … N-1 on stdout, one a line, many lines a write
  *   big BYTES         write BYTES bytes to /outputs/big, a MiB at a time
  *   big-at NAME BYTES the same to /outputs/NAME
+ *   hold BYTES        write BYTES bytes to /outputs/held, deleted first and kept open: no walk of
+ *                     /outputs sees it, the disk does
  *   sleep SECONDS     sleep
  *   net -             try to reach 1.1.1.1:53; exit 42 if it worked
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
@@ -91,6 +93,19 @@ int main(int argc, char **argv) {
 				usleep(20000);
 			}
 			fclose(f);
+		} else if (!strcmp(step, "hold")) {
+			static char mib[1 << 20];
+			memset(mib, 'h', sizeof mib);
+			snprintf(path, sizeof path, "%s/held", outputs);
+			int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+			if (fd < 0 || unlink(path) != 0) return 57;
+			for (long long left = atoll(arg); left > 0;) {
+				size_t n = left < (long long)sizeof mib ? (size_t)left : sizeof mib;
+				if (write(fd, mib, n) != (ssize_t)n) return 58;
+				left -= n;
+				usleep(20000);
+			}
+			printf("holding %s bytes nobody sees\n", arg);
 		} else if (!strcmp(step, "sleep")) {
 			sleep(atoi(arg));
 		} else if (!strcmp(step, "net")) {
