@@ -240,7 +240,7 @@ pub const MAX_OUTPUT_ENTRIES: u64 = 100_000;
 /// What a running job's outputs take on the disk, counted over every entry whatever its name,
 /// kind or depth: what the manifest leaves out (names that are no output path, folders too
 /// deep) still fills the disk.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
 	/// The sizes of the plain files.
 	pub bytes: u64,
@@ -253,17 +253,31 @@ pub struct Usage {
 	/// Files the job deleted but still holds open or mapped: no walk sees them, the disk does
 	/// ([`crate::executor::held`]).
 	pub held: u64,
+	/// Folders this process may not read, write or search (relative to the outputs; at most
+	/// [`MAX_CLOSED`]): a job run as another user (root in its container) made them. Their
+	/// content is not counted until they are opened ([`crate::executor::folders`]).
+	pub closed: Vec<PathBuf>,
+	/// Folders opened for this process that the job closed again at once: outputs it hides from
+	/// the count.
+	pub hidden: bool,
 }
 
 impl Usage {
 	/// Whether outputs this size break an order's limit of `max_bytes`.
 	pub fn over(&self, max_bytes: u64) -> bool {
-		self.bytes.saturating_add(self.held) > max_bytes || self.too_many || self.too_deep
+		self.bytes.saturating_add(self.held) > max_bytes
+			|| self.too_many
+			|| self.too_deep
+			|| self.hidden
 	}
 }
 
+/// The most closed folders one walk lists.
+pub const MAX_CLOSED: usize = 4096;
+
 /// What the outputs under `root` take (nothing when there is no such folder). A folder the
-/// worker may not read is counted, its content is not (a worker run as root reads them all).
+/// worker may not read is counted and listed as closed, its content is not (a worker run as
+/// root reads them all).
 pub fn usage(root: &Path) -> Usage {
 	usage_of(root, MAX_OUTPUT_ENTRIES)
 }
@@ -271,13 +285,14 @@ pub fn usage(root: &Path) -> Usage {
 fn usage_of(root: &Path, max_entries: u64) -> Usage {
 	let mut usage = Usage::default();
 	if let Ok(root) = open_root(root) {
-		count(&root, 0, max_entries, &mut usage);
+		count(&root, Path::new(""), 0, max_entries, &mut usage);
 	}
 	usage
 }
 
-fn count(dir: &OwnedFd, depth: usize, max_entries: u64, usage: &mut Usage) {
-	use rustix::fs::{openat, statat, AtFlags, FileType, Mode, OFlags};
+fn count(dir: &OwnedFd, path: &Path, depth: usize, max_entries: u64, usage: &mut Usage) {
+	use rustix::fs::{accessat, openat, statat, Access, AtFlags, FileType, Mode, OFlags};
+	use std::os::unix::ffi::OsStrExt;
 	if depth >= MAX_OUTPUT_DEPTH {
 		usage.too_deep = true;
 		return;
@@ -300,9 +315,16 @@ fn count(dir: &OwnedFd, depth: usize, max_entries: u64, usage: &mut Usage) {
 				usage.bytes = usage.bytes.saturating_add(u64::try_from(stat.st_size).unwrap_or(0))
 			}
 			FileType::Directory => {
+				let all = Access::READ_OK | Access::WRITE_OK | Access::EXEC_OK;
+				if accessat(dir, name, all, AtFlags::EACCESS).is_err()
+					&& usage.closed.len() < MAX_CLOSED
+				{
+					usage.closed.push(path.join(std::ffi::OsStr::from_bytes(name.to_bytes())));
+				}
 				let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
 				if let Ok(folder) = openat(dir, name, flags, Mode::empty()) {
-					count(&folder, depth + 1, max_entries, usage);
+					let inner = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+					count(&folder, &inner, depth + 1, max_entries, usage);
 				}
 				if usage.too_many {
 					return;
@@ -408,6 +430,60 @@ pub fn sign_report(
 mod tests {
 	use super::*;
 	use stint_primitives::{blake2_256, ExecutorKind, Instant, StopReason, RECEIPT_DOMAIN};
+
+	/// `walk` run by a thread of its own whose effective user is `nobody` (the kernel's
+	/// credentials are per thread; the rest of the process stays root). `None` when this
+	/// process is not root.
+	fn as_nobody<T: Send + 'static>(walk: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+		use rustix::thread::{set_thread_res_uid, Uid};
+		let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+		if !status
+			.lines()
+			.any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+		{
+			return None;
+		}
+		let thread = std::thread::spawn(move || {
+			set_thread_res_uid(None, Uid::from_raw(65534), None).unwrap();
+			walk()
+		});
+		Some(thread.join().unwrap())
+	}
+
+	#[test]
+	fn folders_closed_to_the_worker_are_listed_and_their_content_not_counted() {
+		use std::os::unix::fs::PermissionsExt;
+		let dir = tempfile::tempdir().unwrap();
+		let root = dir.path().to_path_buf();
+		let set = |path: &Path, mode| fs::set_permissions(path, fs::Permissions::from_mode(mode));
+		set(&root, 0o755).unwrap();
+		for (folder, mode) in [("open", 0o777), ("theirs", 0o755), ("shut", 0o700)] {
+			fs::create_dir(root.join(folder)).unwrap();
+			fs::write(root.join(folder).join("f"), [0u8; 10]).unwrap();
+			set(&root.join(folder), mode).unwrap();
+		}
+		fs::create_dir(root.join("theirs/inner")).unwrap();
+		set(&root.join("theirs/inner"), 0o777).unwrap();
+		let walked = root.clone();
+		let Some(usage) = as_nobody(move || usage(&walked)) else {
+			eprintln!("skipped: needs root to walk as another user");
+			return;
+		};
+		// `theirs` may be read but not emptied: closed all the same (its files could never be
+		// removed); `shut`'s file is not counted.
+		let mut closed = usage.closed.clone();
+		closed.sort();
+		assert_eq!(closed, [PathBuf::from("shut"), PathBuf::from("theirs")]);
+		assert_eq!(usage.bytes, 20);
+		assert_eq!(usage.entries, 6);
+		assert!(!usage.over(20));
+		// Root sees everything, nothing closed.
+		let all = super::usage(&root);
+		assert!(all.closed.is_empty());
+		assert_eq!(all.bytes, 30);
+		// A hidden folder is over any limit.
+		assert!(Usage { hidden: true, ..Usage::default() }.over(u64::MAX));
+	}
 
 	#[test]
 	fn a_leases_outputs_are_open_to_its_job_and_closed_to_other_users() {

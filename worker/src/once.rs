@@ -27,7 +27,7 @@ use stint_primitives::{device_id, EnvVar, JobSpec, ReportKind, StopReason};
 use crate::{
 	commit::{self, LeaseDirs},
 	config::Limits,
-	executor::{Executor, JobRequest, JobState, CHAIN_LABEL, INSTANCE_LABEL, LEASE_LABEL},
+	executor::{folders, Executor, JobRequest, JobState, CHAIN_LABEL, INSTANCE_LABEL, LEASE_LABEL},
 	journal::LeaseEntry,
 	runner::{build_receipt, ReceiptRun},
 };
@@ -134,7 +134,7 @@ async fn watch<E: Executor>(
 				return Ok((executor.wait(handle).await?, StopReason::TimeLimit));
 			}
 			_ = look.tick() => {
-				let used = crate::executor::held::job_usage(executor, handle, outputs).await;
+				let used = crate::executor::held::job_usage(executor, handle, None, outputs).await;
 				if used.over(job.max_output_bytes) {
 					executor.stop(handle, 0).await?;
 					return Ok((executor.wait(handle).await?, StopReason::OutputOverLimit));
@@ -180,8 +180,12 @@ pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceRe
 		if oom && reason == StopReason::Exited {
 			reason = StopReason::OutOfMemory;
 		}
-		// Past the limit between two looks.
-		let used = commit::usage(&dirs.outputs());
+		// Past the limit between two looks; what it closed to this process opened while its
+		// container is there.
+		let (used, opened) = folders::open_all(executor, &handle, &dirs.outputs()).await;
+		if let Err(why) = opened {
+			crate::log::warn("executor", None, format!("outputs not all counted: {why}"));
+		}
 		if used.over(job.max_output_bytes) && reason == StopReason::Exited {
 			reason = StopReason::OutputOverLimit;
 		}

@@ -31,8 +31,8 @@ use crate::{
 	config::{Config, GpuMode},
 	duties::{plan, Action, LeaseView, Now, OnChain, ACK_MARGIN},
 	executor::{
-		held, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, CHAIN_LABEL,
-		INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
+		folders, held, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError,
+		CHAIN_LABEL, INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
 	},
 	gpu::Gpus,
 	journal::{Exit, Journal, LeaseEntry, Phase},
@@ -1014,6 +1014,7 @@ impl<E: Executor> Worker<E> {
 		}
 		let mut entry = self.new_entry(id, duty)?;
 		entry.extrinsics = old.extrinsics.into_iter().filter(|(slot, _)| slot == "ack").collect();
+		// Nothing ran (else no renewal): nothing in the folder is the job's.
 		match std::fs::remove_dir_all(&self.dirs(id).root) {
 			Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
 			_ => {}
@@ -1321,7 +1322,8 @@ impl<E: Executor> Worker<E> {
 				tokio::select! {
 					_ = &mut wait => break,
 					_ = watch.tick() => {
-						let used = held::job_usage(&*me.executor, &handle, &outputs).await;
+						let used =
+							held::job_usage(&*me.executor, &handle, Some(id), &outputs).await;
 						if used.over(limit) {
 							if let Ok(mut entry) = me.entry(id) {
 								entry.stop_reason = Some(StopReason::OutputOverLimit);
@@ -1401,13 +1403,23 @@ impl<E: Executor> Worker<E> {
 				},
 				(None, None) => (ReservedExit::ContainerLost.code(), false),
 			};
-			let reason = entry.stop_reason.unwrap_or(match oom {
+			let mut reason = entry.stop_reason.unwrap_or(match oom {
 				true => StopReason::OutOfMemory,
 				false => StopReason::Exited,
 			});
 			if let Some(handle) = &entry.container {
 				if let Err(why) = self.keep_logs(id, handle, &dirs).await {
 					log::warn("executor", Some(id), format!("logs: {why}"));
+				}
+				// What the job closed to the worker is opened while its container is there, for
+				// the manifest to see; and what it wrote after the watcher's last look counts.
+				let (used, opened) =
+					folders::open_all(&*self.executor, handle, &dirs.outputs()).await;
+				if let Err(why) = opened {
+					log::warn("executor", Some(id), format!("outputs not all counted: {why}"));
+				}
+				if reason == StopReason::Exited && used.over(entry.spec.max_output_bytes) {
+					reason = StopReason::OutputOverLimit;
 				}
 			}
 			entry.exit = Some(Exit { code, reason, at: self.instant() });
@@ -1600,12 +1612,12 @@ impl<E: Executor> Worker<E> {
 
 	async fn forget(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
 		let entry = self.entry(id)?;
+		// Before the job's container goes: the folders it closed to the worker are opened
+		// through it.
+		let root = self.dirs(id).root;
+		folders::remove_all(&*self.executor, entry.container.as_deref(), Some(id), &root).await?;
 		if let Some(handle) = &entry.container {
 			self.executor.remove(handle).await?;
-		}
-		let root = self.dirs(id).root;
-		if root.exists() {
-			std::fs::remove_dir_all(&root).map_err(|e| e.to_string())?;
 		}
 		self.journal.remove(id).map_err(|e| e.to_string())?;
 		log::info("duties", Some(id), "retention over: outputs removed");

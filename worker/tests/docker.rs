@@ -311,3 +311,127 @@ async fn an_image_and_command_that_start_no_process_are_the_orders_fault_and_lea
 		assert_eq!(left, JobState::Missing, "lease {}", job.lease);
 	}
 }
+
+/// The engine opens the folders a job closed to the worker: read, write and search for others,
+/// the owner and the rest of the mode kept, nothing in them touched; a name no ustar header
+/// holds (long, not UTF-8) included.
+#[tokio::test]
+async fn the_engine_opens_the_folders_a_job_closed_and_touches_nothing_in_them() {
+	use std::os::unix::{ffi::OsStrExt, fs::MetadataExt};
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let long = "l".repeat(150);
+	let command = [
+		"/job", "mkdir", "a", "700", "mkdir", "a/b", "1750", "write", "a/b/f", "kept", "mkdir",
+		&long, "700",
+	];
+	let job = request(dir.path(), 41, &common::job_image(), &command);
+	let image = docker.resolve(&job.spec.image).await.unwrap();
+	let handle = docker.start(&job, &image).await.unwrap();
+	let state = docker.wait(&handle).await.unwrap();
+	assert_eq!(state, JobState::Exited { code: 0, oom: false });
+	let outputs = job.dirs.outputs();
+	let odd = std::ffi::OsStr::from_bytes(b"\xffodd");
+	std::fs::create_dir(outputs.join(odd)).unwrap();
+	std::fs::set_permissions(
+		outputs.join(odd),
+		std::os::unix::fs::PermissionsExt::from_mode(0o700),
+	)
+	.unwrap();
+	let folders: Vec<std::path::PathBuf> =
+		["a", "a/b", long.as_str()].iter().map(Into::into).chain([odd.into()]).collect();
+	docker.open_folders(&handle, &outputs, &folders).await.unwrap();
+	let mode = |path: &std::path::Path| std::fs::metadata(outputs.join(path)).unwrap().mode();
+	assert_eq!(mode("a".as_ref()) & 0o7777, 0o707);
+	assert_eq!(mode("a/b".as_ref()) & 0o7777, 0o757, "sticky dropped, group kept");
+	assert_eq!(mode(long.as_ref()) & 0o7777, 0o707);
+	assert_eq!(mode(odd.as_ref()) & 0o7777, 0o707);
+	assert_eq!(std::fs::read_to_string(outputs.join("a/b/f")).unwrap(), "kept");
+	assert_eq!(std::fs::metadata(outputs.join("a")).unwrap().uid(), 0, "the job's owner kept");
+	docker.remove(&handle).await.unwrap();
+}
+
+/// A worker run as a provider's own user (not root) beside a job that runs as root in its
+/// container: what the job hides in a folder closed to the worker counts against its limit and
+/// is in the manifest, a job that closes a folder again as soon as it is opened is over its
+/// limit, and what is left can be removed by the worker's user. Run here as `nobody` in the
+/// engine's group (the test itself runs as root).
+#[tokio::test]
+async fn a_worker_that_is_not_root_counts_and_can_remove_what_a_root_job_closed_to_it() {
+	use std::os::unix::fs::{MetadataExt, PermissionsExt};
+	if !is_root() {
+		eprintln!("skipped: needs root to run the worker as another user");
+		return;
+	}
+	let _ = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o777)).unwrap();
+	// Where `nobody` can run it from.
+	let worker = dir.path().join("stint-worker");
+	std::fs::copy(env!("CARGO_BIN_EXE_stint-worker"), &worker).unwrap();
+	let engine_group = std::fs::metadata("/var/run/docker.sock").unwrap().gid();
+	let run_as_nobody = |name: &str, command: &[&str], limit: u64| {
+		let out = dir.path().join(name);
+		let job = dir.path().join(format!("{name}.toml"));
+		let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
+		std::fs::write(
+			&job,
+			format!(
+				"image = {:?}\ncommand = [{}]\nmax_output_bytes = {limit}\ntimeout_secs = 60\n\
+				 out = {:?}\n",
+				common::job_image(),
+				words.join(", "),
+				out
+			),
+		)
+		.unwrap();
+		let ran = std::process::Command::new("setpriv")
+			.args(["--reuid=65534", "--regid=65534", &format!("--groups={engine_group}")])
+			.arg(&worker)
+			.arg("run-once")
+			.arg(&job)
+			.output()
+			.unwrap();
+		// Exit 3: the job ran and failed (killed over its limit); the report is on stdout.
+		assert!(matches!(ran.status.code(), Some(0 | 3)), "{ran:?}");
+		let report: serde_json::Value = serde_json::from_slice(&ran.stdout).unwrap();
+		(report, out)
+	};
+
+	// 3 MB under a folder only root may enter, where 2 MiB are allowed; a file beside it.
+	let (report, out) = run_as_nobody(
+		"closed",
+		&[
+			"/job", "mkdir", "c", "700", "mkdir", "c/d", "700", "write", "c/d/f", "kept", "big-at",
+			"c/d/big", "3000000",
+		],
+		2 << 20,
+	);
+	assert_eq!(report["stop_reason"], "OutputOverLimit", "{report}");
+	let outputs = LeaseDirs { root: out.clone() }.outputs();
+	let manifest = commit::manifest(&outputs).unwrap();
+	assert!(manifest.files.iter().any(|f| f.path == "c/d/f"), "{manifest:?}");
+	assert_eq!(report["output_root"], format!("0x{}", hex::encode(manifest.root())));
+	// What the worker's user removes at the end of the retention, it can.
+	let removed = std::process::Command::new("setpriv")
+		.args(["--reuid=65534", "--regid=65534", "--clear-groups", "rm", "-r"])
+		.arg(&out)
+		.status()
+		.unwrap();
+	assert!(removed.success());
+	assert!(!out.exists());
+
+	// A few bytes in a folder the job closes again every millisecond: hidden, so over.
+	let (report, _) = run_as_nobody(
+		"hiding",
+		&["/job", "mkdir", "h", "700", "reclose", "h", "write", "h/x", "small", "sleep", "30"],
+		2 << 20,
+	);
+	assert_eq!(report["stop_reason"], "OutputOverLimit", "{report}");
+}
+
+/// Whether this process's effective user is root.
+fn is_root() -> bool {
+	let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+	status.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}

@@ -425,7 +425,7 @@ async fn a_deleted_file_a_job_keeps_open_counts_against_its_outputs() {
 	let outputs = job.dirs.outputs();
 	let mut used = Default::default();
 	for _ in 0..100 {
-		used = held::job_usage(&native, &handle, &outputs).await;
+		used = held::job_usage(&native, &handle, None, &outputs).await;
 		if used.held >= 3_000_000 {
 			break;
 		}
@@ -437,5 +437,5 @@ async fn a_deleted_file_a_job_keeps_open_counts_against_its_outputs() {
 	assert!(native.processes(&handle).await.unwrap().len() >= 2, "the supervisor and the job");
 	native.stop(&handle, 1).await.unwrap();
 	assert!(native.processes(&handle).await.unwrap().is_empty());
-	assert_eq!(held::job_usage(&native, &handle, &outputs).await.held, 0);
+	assert_eq!(held::job_usage(&native, &handle, None, &outputs).await.held, 0);
 }

@@ -5,22 +5,32 @@
 
 use std::{collections::HashSet, os::unix::fs::MetadataExt, path::Path};
 
-use super::Executor;
-use crate::commit::{self, Usage};
+use stint_primitives::LeaseId;
 
-/// What the running job `handle` takes on the disk: its outputs under `outputs`, walked, and the
-/// deleted files its processes hold there. Both off the async threads (a job with many files
-/// makes a long walk).
-pub async fn job_usage<E: Executor>(executor: &E, handle: &str, outputs: &Path) -> Usage {
+use super::{folders, Executor};
+use crate::commit::Usage;
+
+/// What the running job `handle` takes on the disk: its outputs under `outputs`, walked (the
+/// folders it closed to the worker opened first, [`folders`]), and the deleted files its
+/// processes hold there. Walks go off the async threads (a job with many files makes a long
+/// walk).
+pub async fn job_usage<E: Executor>(
+	executor: &E,
+	handle: &str,
+	lease: Option<LeaseId>,
+	outputs: &Path,
+) -> Usage {
 	// A job whose processes cannot be listed now (the engine is slow) is walked all the same.
 	let pids = executor.processes(handle).await.unwrap_or_default();
+	let (usage, opened) = folders::open_all(executor, handle, outputs).await;
+	if let Err(why) = opened {
+		crate::log::warn("executor", lease, format!("outputs not all counted: {why}"));
+	}
 	let outputs = outputs.to_path_buf();
-	tokio::task::spawn_blocking(move || Usage {
-		held: deleted_bytes(&pids, &outputs),
-		..commit::usage(&outputs)
-	})
-	.await
-	.unwrap_or_default()
+	let held = tokio::task::spawn_blocking(move || deleted_bytes(&pids, &outputs))
+		.await
+		.unwrap_or_default();
+	Usage { held, ..usage }
 }
 
 /// The processes in the pid namespace of `pid` (a container's first process): every process of

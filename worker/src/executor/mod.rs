@@ -12,6 +12,7 @@ use stint_primitives::{DeviceId, ExecutorKind, JobSpec, LeaseId, ReservedExit};
 use crate::{commit::LeaseDirs, config::Limits};
 
 pub mod docker;
+pub mod folders;
 pub mod held;
 pub mod native;
 
@@ -165,6 +166,17 @@ pub trait Executor: Send + Sync + 'static {
 	/// The host pids of the job's processes while it runs (none once it stopped): what they
 	/// hold open counts against its outputs' limit ([`held`]).
 	fn processes(&self, handle: &str) -> impl Future<Output = Result<Vec<u32>, String>> + Send;
+
+	/// Opens the folders `closed` (relative to `outputs`, the job's outputs on this host) that
+	/// the job `handle` made and this process may not read, write or search: read, write and
+	/// search for others, the rest kept ([`folders`]). The job may be running or stopped, not
+	/// removed.
+	fn open_folders(
+		&self,
+		handle: &str,
+		outputs: &std::path::Path,
+		closed: &[std::path::PathBuf],
+	) -> impl Future<Output = Result<(), String>> + Send;
 
 	/// Removes a stopped job (when its lease's retention is over).
 	fn remove(&self, handle: &str) -> impl Future<Output = Result<(), String>> + Send;

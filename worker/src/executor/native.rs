@@ -642,6 +642,17 @@ impl Executor for Native {
 		Ok(pids)
 	}
 
+	async fn open_folders(
+		&self,
+		_handle: &str,
+		_outputs: &Path,
+		closed: &[PathBuf],
+	) -> Result<(), String> {
+		// A native job runs as the worker's user: its folders are opened as the worker's own
+		// ([`super::folders::open_own`]); another user's got there some other way.
+		Err(format!("{} folder(s) of another user than the worker's", closed.len()))
+	}
+
 	async fn remove(&self, handle: &str) -> Result<(), String> {
 		self.signal(handle, "KILL")?;
 		let dir = self.job_dir(handle);

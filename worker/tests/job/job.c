@@ -7,6 +7,8 @@
  *   big-at NAME BYTES the same to /outputs/NAME
  *   hold BYTES        write BYTES bytes to /outputs/held, deleted first and kept open: no walk of
  *                     /outputs sees it, the disk does
+ *   mkdir NAME MODE   make the folder /outputs/NAME with MODE (octal, umask aside)
+ *   reclose NAME      start a child that sets /outputs/NAME to 0700 every millisecond
  *   sleep SECONDS     sleep
  *   net -             try to reach 1.1.1.1:53; exit 42 if it worked
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int term_code;
@@ -106,6 +109,21 @@ int main(int argc, char **argv) {
 				usleep(20000);
 			}
 			printf("holding %s bytes nobody sees\n", arg);
+		} else if (!strcmp(step, "mkdir")) {
+			if (i + 2 >= argc) return 51;
+			snprintf(path, sizeof path, "%s/%s", outputs, arg);
+			mode_t mode = (mode_t)strtol(argv[++i + 1], NULL, 8);
+			if (mkdir(path, mode) != 0 || chmod(path, mode) != 0) return 59;
+		} else if (!strcmp(step, "reclose")) {
+			snprintf(path, sizeof path, "%s/%s", outputs, arg);
+			pid_t child = fork();
+			if (child < 0) return 54;
+			if (child == 0) {
+				for (;;) {
+					chmod(path, 0700);
+					usleep(1000);
+				}
+			}
 		} else if (!strcmp(step, "sleep")) {
 			sleep(atoi(arg));
 		} else if (!strcmp(step, "net")) {
