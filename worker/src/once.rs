@@ -182,10 +182,7 @@ pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceRe
 		}
 		// Past the limit between two looks; what it closed to this process opened while its
 		// container is there.
-		let (used, opened) = folders::open_all(executor, &handle, &dirs.outputs()).await;
-		if let Err(why) = opened {
-			crate::log::warn("executor", None, format!("outputs not all counted: {why}"));
-		}
+		let used = folders::counted(executor, &handle, None, &dirs.outputs()).await;
 		if used.over(job.max_output_bytes) && reason == StopReason::Exited {
 			reason = StopReason::OutputOverLimit;
 		}

@@ -1413,11 +1413,8 @@ impl<E: Executor> Worker<E> {
 				}
 				// What the job closed to the worker is opened while its container is there, for
 				// the manifest to see; and what it wrote after the watcher's last look counts.
-				let (used, opened) =
-					folders::open_all(&*self.executor, handle, &dirs.outputs()).await;
-				if let Err(why) = opened {
-					log::warn("executor", Some(id), format!("outputs not all counted: {why}"));
-				}
+				let used =
+					folders::counted(&*self.executor, handle, Some(id), &dirs.outputs()).await;
 				if reason == StopReason::Exited && used.over(entry.spec.max_output_bytes) {
 					reason = StopReason::OutputOverLimit;
 				}

@@ -65,6 +65,21 @@ pub async fn open_all<E: Executor>(
 	(usage, Err(format!("{left} folder(s) still closed after {ROUNDS} rounds of opening")))
 }
 
+/// [`open_all`], saying in the log what could not be opened: what a job's outputs take, for
+/// its limit.
+pub async fn counted<E: Executor>(
+	executor: &E,
+	handle: &str,
+	lease: Option<LeaseId>,
+	outputs: &Path,
+) -> Usage {
+	let (usage, opened) = open_all(executor, handle, outputs).await;
+	if let Err(why) = opened {
+		crate::log::warn("executor", lease, format!("outputs not all counted: {why}"));
+	}
+	usage
+}
+
 /// [`commit::usage`] off the async threads (a job with many files makes a long walk).
 async fn walk(outputs: &Path) -> Usage {
 	let outputs = outputs.to_path_buf();
@@ -115,8 +130,8 @@ pub async fn remove_all<E: Executor>(
 	};
 	// A walk lists at most so many closed folders, and stops at so many entries: what removal
 	// took away lets the next round see further.
+	let outputs = crate::commit::LeaseDirs { root: root.to_path_buf() }.outputs();
 	for _ in 0..ROUNDS {
-		let outputs = crate::commit::LeaseDirs { root: root.to_path_buf() }.outputs();
 		let (_, opened) = open_all(executor, handle, &outputs).await;
 		if let Err(why) = opened {
 			crate::log::warn("executor", lease, format!("opening the job's folders: {why}"));

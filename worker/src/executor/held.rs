@@ -22,10 +22,7 @@ pub async fn job_usage<E: Executor>(
 ) -> Usage {
 	// A job whose processes cannot be listed now (the engine is slow) is walked all the same.
 	let pids = executor.processes(handle).await.unwrap_or_default();
-	let (usage, opened) = folders::open_all(executor, handle, outputs).await;
-	if let Err(why) = opened {
-		crate::log::warn("executor", lease, format!("outputs not all counted: {why}"));
-	}
+	let usage = folders::counted(executor, handle, lease, outputs).await;
 	let outputs = outputs.to_path_buf();
 	let held = tokio::task::spawn_blocking(move || deleted_bytes(&pids, &outputs))
 		.await
