@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use stint_client::Static;
-use stint_client::{parse_stint, runtime::runtime_types::pallet_market::types::OrderTerms};
+use stint_client::{
+	parse_stint,
+	runtime::runtime_types::{
+		pallet_market::types::OrderTerms, sp_arithmetic::per_things::Permill as PerMill,
+	},
+};
 use stint_primitives::{
 	Balance, ComputeCapability, EnvVar, GpuRequirements, Input, JobSpec, Permill,
 };
@@ -75,8 +80,17 @@ pub struct Terms {
 	pub bid_window_blocks: u32,
 	#[serde(default = "yes")]
 	pub auto_accept: bool,
+	/// Omit for the chain's least (`Market.MinTerminationNotice`); an open-ended job's
+	/// provider must give this much notice before it leaves.
 	#[serde(default)]
-	pub termination_notice_blocks: u32,
+	pub termination_notice_blocks: Option<u32>,
+	/// Percent of every payment withheld until your verdict on the period it paid for. Omit
+	/// for the chain's least (`Market.MinHoldback`, 10 %).
+	#[serde(default)]
+	pub holdback_percent: Option<u32>,
+	/// Blocks you want to judge each result in; omit (or 0) for the chain's verdict window.
+	#[serde(default)]
+	pub verdict_window_blocks: u32,
 	/// STINT; defaults to `max_price_per_block × duration_blocks` for a fixed duration.
 	#[serde(default)]
 	pub deposit: Option<String>,
@@ -92,6 +106,23 @@ pub struct OrderArgs {
 	pub spec: JobSpec,
 	pub terms: OrderTerms<Balance, u32>,
 	pub deposit: Balance,
+	/// The file left the notice out: the chain's least applies (see [`OrderArgs::complete`]).
+	pub default_notice: bool,
+	/// The file left the holdback out: the chain's least applies.
+	pub default_holdback: bool,
+}
+
+impl OrderArgs {
+	/// Fills what the file left to the chain: the least notice an open-ended order needs and
+	/// the least holdback.
+	pub fn complete(&mut self, least_notice: u32, least_holdback: Permill) {
+		if self.default_notice && self.terms.duration.is_none() {
+			self.terms.termination_notice = least_notice;
+		}
+		if self.default_holdback {
+			self.terms.holdback = PerMill(least_holdback.deconstruct());
+		}
+	}
 }
 
 fn bounded<T, const N: u32>(
@@ -209,6 +240,13 @@ pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
 			)
 		}
 	};
+	let holdback = match terms.holdback_percent {
+		Some(percent) if percent > 100 => {
+			return Err(format!("terms.holdback_percent: {percent} is more than 100"))
+		}
+		Some(percent) => Permill::from_percent(percent),
+		None => Permill::zero(),
+	};
 	Ok(OrderArgs {
 		spec,
 		terms: OrderTerms {
@@ -218,9 +256,13 @@ pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
 			bid_window: terms.bid_window_blocks,
 			auto_accept: terms.auto_accept,
 			replicas: 1,
-			termination_notice: terms.termination_notice_blocks,
+			termination_notice: terms.termination_notice_blocks.unwrap_or(0),
+			holdback: PerMill(holdback.deconstruct()),
+			verdict_window: terms.verdict_window_blocks,
 		},
 		deposit,
+		default_notice: terms.termination_notice_blocks.is_none(),
+		default_holdback: terms.holdback_percent.is_none(),
 	})
 }
 

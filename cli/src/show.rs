@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use stint_client::{
 	format_stint, AccountId, BidRecord, BondLedger, ChainStatus, LeaseRecord, OrderRecord,
-	OrderStatus, ProviderRecord, StreamView,
+	OrderStatus, ProviderRecord, StreamView, VerdictView,
 };
 use stint_primitives::DeviceId;
 
@@ -201,9 +201,18 @@ pub fn leases(leases: &[(u64, LeaseRecord)], as_json: bool) {
 	}
 }
 
-pub fn lease(id: u64, l: &LeaseRecord, as_json: bool) {
+pub fn lease(id: u64, l: &LeaseRecord, verdict: Option<&VerdictView>, as_json: bool) {
 	if as_json {
-		return json(&lease_json(id, l));
+		let mut value = lease_json(id, l);
+		if let Some(v) = verdict {
+			value["verdict"] = json!({
+				"objections_until": v.objections_until,
+				"at_stake": v.at_stake,
+				"collateral": v.collateral,
+				"withheld": v.withheld,
+			});
+		}
+		return json(&value);
 	}
 	println!("lease            {id} ({:?})", l.status);
 	println!("order            {}", l.order);
@@ -226,6 +235,14 @@ pub fn lease(id: u64, l: &LeaseRecord, as_json: bool) {
 		println!("output root      {}", hex(&result.0.output_root));
 		println!("exit code        {}", result.0.exit_code);
 		println!("gpu-seconds      {}", result.0.gpu_seconds);
+	}
+	if let Some(v) = verdict {
+		println!("verdict until    #{} (accept-result, or object before then)", v.objections_until);
+		println!(
+			"withheld         {} (paid to the provider with the verdict)",
+			format_stint(v.withheld)
+		);
+		println!("at stake         {} (slashed if the buyer objects)", format_stint(v.at_stake));
 	}
 }
 

@@ -620,12 +620,16 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	let run = expect(&url, &["--key", "//Alice", "order", "cancel", "0"], 6)?;
 	assert!(run.stderr.contains("Market.UnknownOrder"), "{}", run.stderr);
 
-	// An open-ended lease that asks one block of notice.
-	let noticed = std::fs::read_to_string(&job)?
+	// An open-ended lease: the file names no notice, so the CLI asks the chain's least. One
+	// block less is refused by name.
+	let short = std::fs::read_to_string(&job)?
 		.replace("deposit = \"100\"", "deposit = \"100\"\ntermination_notice_blocks = 1");
-	let noticed_path = dir.path().join("noticed.toml");
-	std::fs::write(&noticed_path, noticed)?;
-	expect(&url, &["--key", "//Alice", "order", "create", noticed_path.to_str().unwrap()], 0)?;
+	let short_path = dir.path().join("short.toml");
+	std::fs::write(&short_path, short)?;
+	let run =
+		expect(&url, &["--key", "//Alice", "order", "create", short_path.to_str().unwrap()], 6)?;
+	assert!(run.stderr.contains("Market.NoticeTooShort"), "{}", run.stderr);
+	expect(&url, &["--key", "//Alice", "order", "create", &job], 0)?;
 	expect(&url, &["--key", "//Eve", "bid", "place", "1", "--price", "0.5"], 0)?;
 	expect(&url, &["--key", "//Alice", "order", "accept", "1", EVE], 0)?;
 	expect(&url, &["--key", "//Eve", "lease", "ack", "0"], 0)?;
@@ -647,8 +651,15 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	let run = expect(&url, &["--key", "//Alice", "lease", "notice", "0"], 6)?;
 	assert!(run.stderr.contains("Leases.NotProvider"), "{}", run.stderr);
 	expect(&url, &["--key", "//Eve", "lease", "notice", "0"], 0)?;
+	let notice_ends =
+		client.lease(0).await?.context("lease 0")?.notice_ends_at.context("notice")?;
+	while client.best_head().await?.1 < u64::from(notice_ends) {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
 	let run = expect(&url, &["--key", "//Eve", "lease", "terminate", "0"], 0)?;
 	assert!(!run.stdout.contains("Bonds.Slashed"), "{}", run.stdout);
+	// Served notice: no slash, but the lease waits for Alice's verdict (it ended early).
+	assert!(run.stdout.contains("Leases.VerdictPending"), "{}", run.stdout);
 	assert!(matches!(
 		client.lease(0).await?.context("lease 0")?.status,
 		LeaseStatus::Terminated { .. }

@@ -195,6 +195,60 @@ impl Client {
 		}
 	}
 
+	/// The verdict `lease`'s result waits for, if one does: until when the buyer may object,
+	/// what an objection would slash, and what the lease's stream withholds meanwhile.
+	pub async fn verdict(&self, lease: LeaseId) -> Result<Option<VerdictView>, Error> {
+		let at = self.block().await?;
+		let Some(verdict) = at
+			.storage()
+			.try_fetch(runtime::storage().leases().pending_verdicts(), (lease,))
+			.await
+			.map_err(Error::rpc)?
+		else {
+			return Ok(None);
+		};
+		let verdict = verdict.decode().map_err(Error::rpc)?;
+		let mut withheld = 0;
+		if let Some(record) = self.lease(lease).await? {
+			if let Some(stream) = at
+				.storage()
+				.try_fetch(runtime::storage().streams().records(), (record.stream,))
+				.await
+				.map_err(Error::rpc)?
+			{
+				withheld = stream.decode().map_err(Error::rpc)?.withheld;
+			}
+		}
+		Ok(Some(VerdictView {
+			objections_until: verdict.objections_until,
+			at_stake: verdict.at_stake,
+			collateral: verdict.collateral,
+			withheld,
+		}))
+	}
+
+	/// What `buyer`'s verdicts were: results judged, objections, and objections that slashed a
+	/// provider (all zero for a buyer that never reached one).
+	pub async fn buyer_record(&self, buyer: &AccountId) -> Result<BuyerStanding, Error> {
+		let at = self.block().await?;
+		let fetched = at
+			.storage()
+			.try_fetch(runtime::storage().leases().buyer_records(), (*buyer,))
+			.await
+			.map_err(Error::rpc)?;
+		Ok(match fetched {
+			Some(value) => {
+				let record = value.decode().map_err(Error::rpc)?;
+				BuyerStanding {
+					verdicts: record.verdicts,
+					objections: record.objections,
+					slashing_objections: record.slashing_objections,
+				}
+			}
+			None => BuyerStanding::default(),
+		})
+	}
+
 	/// The live leases of `provider`.
 	pub async fn leases_of(
 		&self,
@@ -333,7 +387,54 @@ pub struct BidCosts {
 	pub collateral_per_gpu: Balance,
 }
 
+/// A result waiting for its buyer's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerdictView {
+	/// The last block the buyer may object in.
+	pub objections_until: u32,
+	/// Slashed from the provider if the buyer objects (it ended the lease early).
+	pub at_stake: Balance,
+	/// The provider's bond locked until the verdict.
+	pub collateral: Balance,
+	/// The lease's payments withheld from the provider until the verdict.
+	pub withheld: Balance,
+}
+
+/// What a buyer's verdicts say about it (`Leases.BuyerRecords`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuyerStanding {
+	/// Verdicts reached on its leases: accepted, confirmed or objected.
+	pub verdicts: u32,
+	/// Of them, objections.
+	pub objections: u32,
+	/// Of them, objections that slashed a provider.
+	pub slashing_objections: u32,
+}
+
+/// What the chain asks of every order at least, from the runtime's constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderMinimums {
+	/// Blocks of notice an open-ended order's provider must give before it leaves.
+	pub termination_notice: u32,
+	/// The share of every payment withheld until the buyer's verdict.
+	pub holdback: stint_primitives::Permill,
+}
+
 impl Client {
+	/// The least termination notice (open-ended orders) and holdback an order may set.
+	pub async fn order_minimums(&self) -> Result<OrderMinimums, Error> {
+		let at = self.block().await?;
+		let constants = at.constants();
+		let holdback =
+			constants.entry(runtime::constants().market().min_holdback()).map_err(Error::rpc)?;
+		Ok(OrderMinimums {
+			termination_notice: constants
+				.entry(runtime::constants().market().min_termination_notice())
+				.map_err(Error::rpc)?,
+			holdback: stint_primitives::Permill::from_parts(holdback.0),
+		})
+	}
+
 	/// The market's bid deposit and collateral per GPU.
 	pub async fn bid_costs(&self) -> Result<BidCosts, Error> {
 		let at = self.block().await?;

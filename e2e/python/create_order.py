@@ -48,6 +48,9 @@ def main(url: str) -> None:
                 "auto_accept": True,
                 "replicas": 1,
                 "termination_notice": 0,
+                # A tenth of every payment waits for the buyer's verdict (the chain's least).
+                "holdback": 100_000,
+                "verdict_window": 0,
             },
             "deposit": 100 * STINT,
         },

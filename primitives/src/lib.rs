@@ -79,6 +79,9 @@ pub enum SlashReason {
 	TerminatedWithoutNotice,
 	/// Governance (root) decided it.
 	Governance,
+	/// The provider ended a lease before its end (a terminate, an early result) and the buyer
+	/// objected: slashed in proportion to the time it did not deliver.
+	EndedEarly,
 }
 
 /// How a lease ended, from the provider's point of view. Feeds its reputation.

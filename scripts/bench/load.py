@@ -152,7 +152,10 @@ def order(auto_accept, bid_window):
             "bid_window": bid_window,
             "auto_accept": auto_accept,
             "replicas": 1,
-            "termination_notice": 0,
+            # Open-ended: the chain's least notice (10 minutes) and holdback (10 %).
+            "termination_notice": 100,
+            "holdback": 100_000,
+            "verdict_window": 0,
         },
         "deposit": 20 * STINT,
     }

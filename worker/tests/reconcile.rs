@@ -400,7 +400,7 @@ async fn an_early_result_nobody_objects_to_is_confirmed_by_the_worker_once_its_w
 ) -> Result<()> {
 	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
-	let window = leases::Parameters::ObjectionWindow(leases::ObjectionWindow, Some(6));
+	let window = leases::Parameters::VerdictWindow(leases::VerdictWindow, Some(6));
 	set_leases_parameter(&client, window).await?;
 	let dir = tempfile::tempdir()?;
 	let config = write_config(dir.path(), &url, &Setup::default())?;

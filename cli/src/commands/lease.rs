@@ -31,14 +31,16 @@ pub enum LeaseCmd {
 	Close { lease: u64 },
 	/// The provider (or its worker key) gives the notice the order asked for.
 	Notice { lease: u64 },
-	/// The provider ends the lease (slashed unless notice was served).
+	/// The provider ends an open-ended lease (slashed unless notice was served; with it, the
+	/// buyer's verdict decides). A fixed lease ends by its result.
 	Terminate { lease: u64 },
-	/// The buyer accepts a result that ended the lease early: it counts for the provider now.
+	/// The buyer accepts the result (or served notice) that ended the lease: the provider's
+	/// holdback is paid, its collateral unlocked, and the outcome counts, now.
 	AcceptResult { lease: u64 },
-	/// The buyer objects to a result that ended the lease early (within the objection window):
-	/// the provider's reputation records a failed delivery.
+	/// The buyer objects within the verdict window: the provider's reputation records a failed
+	/// delivery and, if it ended the lease early, it is slashed for the time not delivered.
 	Object { lease: u64 },
-	/// Anyone records an early result once its objection window passed without an objection.
+	/// Anyone settles a result's verdict once its window passed without an objection.
 	ConfirmResult { lease: u64 },
 	/// The job's output on stdout and stderr, from its provider, asking as the buyer (`--key`).
 	/// Once the lease has its result, the logs are checked against the signed receipt.
@@ -67,7 +69,8 @@ pub async fn run(ctx: &Ctx, cmd: &LeaseCmd) -> Outcome {
 				.lease(*lease)
 				.await?
 				.ok_or_else(|| Error::NotFound(format!("lease {lease}")))?;
-			show::lease(*lease, &record, ctx.json());
+			let verdict = ctx.client.verdict(*lease).await?;
+			show::lease(*lease, &record, verdict.as_ref(), ctx.json());
 		}
 		LeaseCmd::Ack { lease } => {
 			ctx.send(&tx.leases().ack_lease(*lease)).await?;

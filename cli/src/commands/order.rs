@@ -53,6 +53,8 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 			if let Some(deposit) = deposit {
 				order.deposit = amount(deposit)?;
 			}
+			let least = ctx.client.order_minimums().await?;
+			order.complete(least.termination_notice, least.holdback);
 			let call = tx.market().create_order(
 				stint_client::Static(order.spec),
 				order.terms,

@@ -46,6 +46,9 @@ fn lease_of<T: Config>(duration: Option<u32>, notice: u32, gpus: u32, depositors
 		collateral,
 		termination_notice: notice.into(),
 		image_digest: [7; 32],
+		// Every settlement withholds: the worst case.
+		holdback: Permill::from_percent(10),
+		verdict_window: Zero::zero(),
 	})
 	.unwrap();
 	if duration.is_none() {
@@ -89,7 +92,8 @@ fn status<T: Config>(id: LeaseId) -> LeaseStatus {
 	Leases::<T>::get(id).unwrap().status
 }
 
-/// Ends a fixed lease early, so that its outcome waits for a verdict.
+/// Ends a fixed lease early (soon after its acknowledgement, so that an objection slashes), so
+/// that its outcome waits for a verdict.
 fn early_result<T: Config>() -> Setup<T> {
 	let setup = running::<T>(Some(100), 0);
 	advance::<T>(10u32.into());
@@ -127,11 +131,16 @@ mod benches {
 		assert!(PendingVerdicts::<T>::contains_key(setup.lease));
 	}
 
-	/// Settles a stream with `d` depositors.
+	/// Settles a stream with `d` depositors, withholding this period's holdback and paying
+	/// an earlier period's whose window passed.
 	#[benchmark]
 	fn checkpoint(d: Linear<1, { max_depositors::<T>() }>) {
 		let setup = acknowledged(lease_of::<T>(None, 0, T::MaxGpusPerLease::get(), d));
-		advance::<T>(10u32.into());
+		let stream = Leases::<T>::get(setup.lease).unwrap().stream;
+		advance::<T>(5u32.into());
+		let now = frame_system::Pallet::<T>::block_number();
+		T::Streams::mark(stream, now).unwrap();
+		advance::<T>(5u32.into());
 		let (commitment, signature) = signed(&setup, ReportKind::Checkpoint { sequence: 1 });
 		#[extrinsic_call]
 		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease, commitment, signature);
@@ -219,7 +228,7 @@ mod benches {
 	#[benchmark]
 	fn confirm_result() {
 		let setup = early_result::<T>();
-		advance::<T>(T::ObjectionWindow::get().saturating_add(One::one()));
+		advance::<T>(T::VerdictWindow::get().saturating_add(One::one()));
 		let caller: T::AccountId = whitelisted_caller();
 		#[extrinsic_call]
 		_(RawOrigin::Signed(caller), setup.lease);

@@ -5,8 +5,8 @@ use crate::{
 	PendingVerdicts, TerminationReason, WorkerSignature,
 };
 use frame::prelude::*;
-use stint_primitives::{LeaseId, Outcome, ReportKind, ResultCommitment, SlashReason};
-use stint_traits::{PaymentStreams, ProviderRegistry, ReputationRecorder};
+use stint_primitives::{LeaseId, ReportKind, ResultCommitment, SlashReason};
+use stint_traits::{PaymentStreams, ProviderRegistry};
 
 impl<T: Config> Pallet<T> {
 	pub(crate) fn do_ack_lease(who: &T::AccountId, id: LeaseId) -> DispatchResult {
@@ -40,17 +40,9 @@ impl<T: Config> Pallet<T> {
 		ensure!(!Self::checkpoint_overdue(&lease), Error::<T>::CheckpointOverdue);
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
 		Self::verify(id, &lease, ReportKind::Final, &commitment, &signature)?;
-
-		let now = Self::now();
-		// Early: before a fixed lease's end, or an open-ended lease's served notice. Until
-		// results can be checked, such a result could be a free exit: its outcome waits for
-		// the buyer (or the objection window) before it counts.
-		let early = match lease.ends_at {
-			Some(ends_at) => now < ends_at,
-			None => lease.notice_ends_at.is_none_or(|at| at > now),
-		};
-
-		Self::finish(id, &mut lease, Ending::Result { commitment, early })
+		// Every result, early or at the end, waits for the buyer's verdict before its holdback
+		// and collateral are released and it counts.
+		Self::finish(id, &mut lease, Ending::Result { commitment })
 	}
 
 	/// A lease's devices and its stream's depositors (at most the bounds).
@@ -64,9 +56,8 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_accept_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
-		let verdict = PendingVerdicts::<T>::take(id).ok_or(Error::<T>::NoPendingVerdict)?;
-		Self::record_verdict(id, &lease, verdict.outcome, verdict.weight);
-		Ok(())
+		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
+		Self::settle_verdict(id, &lease, verdict, false)
 	}
 
 	pub(crate) fn do_object_to_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
@@ -74,25 +65,14 @@ impl<T: Config> Pallet<T> {
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
-		PendingVerdicts::<T>::remove(id);
-		// Weighted as the result would have been: an objection to a lease that delivered
-		// little (a job that exited at once) weighs little, so buyers cannot grief cheaply.
-		Self::record_verdict(id, &lease, Outcome::Objected, verdict.weight);
-		Ok(())
+		Self::settle_verdict(id, &lease, verdict, true)
 	}
 
 	pub(crate) fn do_confirm_result(id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
-		PendingVerdicts::<T>::remove(id);
-		Self::record_verdict(id, &lease, verdict.outcome, verdict.weight);
-		Ok(())
-	}
-
-	fn record_verdict(id: LeaseId, lease: &LeaseOf<T>, outcome: Outcome, weight: Permill) {
-		T::Reputation::record(&lease.provider, outcome, weight);
-		Self::deposit_event(Event::VerdictRecorded { lease: id, outcome });
+		Self::settle_verdict(id, &lease, verdict, false)
 	}
 
 	/// Returns the stream's depositors, which its weight depends on.
@@ -107,11 +87,13 @@ impl<T: Config> Pallet<T> {
 		ensure!(commitment.image_digest == lease.image_digest, Error::<T>::WrongImage);
 		let sequence = lease.checkpoints.saturating_add(1);
 		Self::verify(id, &lease, ReportKind::Checkpoint { sequence }, &commitment, &signature)?;
-		if lease.status == LeaseStatus::Running {
-			T::Streams::settle(lease.stream)?;
-		}
+		// Paid to this block; this period's holdback waits for its verdict window, and the
+		// holdback of earlier periods whose windows passed is paid.
+		let now = Self::now();
+		T::Streams::mark(lease.stream, now.saturating_add(lease.verdict_window))?;
+		T::Streams::release(lease.stream, Some(now))?;
 		lease.checkpoints = sequence;
-		lease.last_report_at = Self::now();
+		lease.last_report_at = now;
 		lease.result = Some(commitment);
 		let (_, depositors) = Self::size_of(&lease);
 		Leases::<T>::insert(id, lease);
@@ -143,6 +125,13 @@ impl<T: Config> Pallet<T> {
 			// and a provider late with its ack would escape the no-show slash by ending first.
 			// Declining early only spares the buyer the wait until the ack deadline.
 			(TerminationReason::NoShow, Some((SlashReason::NoShow, None)))
+		} else if lease.duration.is_some() {
+			// A fixed lease was bought for its duration: it ends by its result (which, early,
+			// answers to the buyer's verdict), never by a unilateral exit.
+			return Err(Error::<T>::FixedDuration.into());
+		} else if Self::checkpoint_overdue(&lease) {
+			// Ending first would escape the slash the missed checkpoint earned.
+			return Err(Error::<T>::CheckpointOverdue.into());
 		} else if lease.termination_notice.is_zero()
 			|| lease.notice_ends_at.is_some_and(|at| at <= Self::now())
 		{

@@ -3,23 +3,23 @@
 
 use crate::WeightInfo;
 use crate::{
-	Config, Error, Event, LeaseOf, LeaseStatus, Leases, LiveLeases, NextLeaseId, Pallet,
-	PendingVerdict, PendingVerdicts, TerminationReason, WorkerSignature,
+	BuyerRecords, Config, EndedBy, Error, Event, LeaseOf, LeaseStatus, Leases, LiveLeases,
+	NextLeaseId, Pallet, PendingVerdict, PendingVerdictOf, PendingVerdicts, TerminationReason,
+	VerdictsOwed, WorkerSignature,
 };
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
 use stint_primitives::{
-	LeaseId, NextDuty, Outcome, Report, ReportKind, ResultCommitment, SlashReason,
+	fault_of, Fault, LeaseId, NextDuty, Outcome, Report, ReportKind, ResultCommitment, SlashReason,
 };
 use stint_traits::{
-	CloseReason, LeaseFactory, NewLease, PaymentStreams, ProviderCollateral, ProviderRegistry,
-	ReputationRecorder, Slashing, StreamId, StreamObserver,
+	CloseReason, LeaseFactory, NewLease, Obligations, PaymentStreams, ProviderCollateral,
+	ProviderRegistry, ReputationRecorder, Slashing, StreamId, StreamObserver,
 };
 
 /// How a live lease ends: the one argument of [`Pallet::finish`].
 pub(crate) enum Ending<'a, AccountId> {
-	/// The provider's signed `Final` result; `early` if it came before the lease's end (or the
-	/// served notice of an open-ended lease).
-	Result { commitment: ResultCommitment, early: bool },
+	/// The provider's signed `Final` result.
+	Result { commitment: ResultCommitment },
 	/// Without a result, for `reason`; with the fault to slash for, and who reported it.
 	Terminated { reason: TerminationReason, fault: Option<(SlashReason, Option<&'a AccountId>)> },
 }
@@ -37,8 +37,19 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			let blocks: u128 = blocks.saturated_into();
 			new.price_per_block.saturating_mul(blocks.saturated_into())
 		});
-		let stream =
-			T::Streams::open(&new.buyer, &new.provider, new.price_per_block, new.escrow, id, cap)?;
+		let stream = T::Streams::open(
+			&new.buyer,
+			&new.provider,
+			new.price_per_block,
+			new.escrow,
+			id,
+			cap,
+			new.holdback,
+		)?;
+		let verdict_window = new
+			.verdict_window
+			.max(T::VerdictWindow::get())
+			.clamp(One::one(), T::MaxVerdictWindow::get().max(One::one()));
 		let now = Self::now();
 		let ack_by = now.saturating_add(T::AckDeadline::get().max(One::one()));
 		let lease = LeaseOf::<T> {
@@ -59,6 +70,7 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			notice_ends_at: None,
 			result_grace: T::ResultGrace::get(),
 			checkpoint_interval: T::CheckpointInterval::get().max(One::one()),
+			verdict_window,
 			checkpoints: 0,
 			last_report_at: now,
 			result: None,
@@ -88,16 +100,20 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 		let lease = Self::lease(id)?;
 		ensure!(!lease.status.is_live(), Error::<T>::LeaseLive);
 		if let Some(verdict) = PendingVerdicts::<T>::get(id) {
-			// Nobody objected in time: the early result counts as it said.
+			// Nobody objected in time: the result counts as it said.
 			ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
-			PendingVerdicts::<T>::remove(id);
-			T::Reputation::record(&lease.provider, verdict.outcome, verdict.weight);
-			Self::deposit_event(Event::VerdictRecorded { lease: id, outcome: verdict.outcome });
+			Self::settle_verdict(id, &lease, verdict, false)?;
 		}
 		T::Streams::reap(lease.stream)?;
 		Leases::<T>::remove(id);
 		Self::deposit_event(Event::Reaped { lease: id });
 		Ok(())
+	}
+}
+
+impl<T: Config> Obligations<T::AccountId> for Pallet<T> {
+	fn pending(who: &T::AccountId) -> u32 {
+		VerdictsOwed::<T>::get(who)
 	}
 }
 
@@ -210,22 +226,153 @@ impl<T: Config> Pallet<T> {
 		by_time.min(by_payment)
 	}
 
-	/// Releases a live lease's devices and collateral and takes it out of the provider's live
-	/// index: part of [`Self::finish`]. Does not store the lease.
+	/// Releases a live lease's devices and takes it out of the provider's live index: part of
+	/// [`Self::finish`]. Its collateral stays locked (a verdict may need it). Does not store
+	/// the lease.
 	fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
 		T::Registry::release_devices(&lease.provider, &lease.devices, id);
-		T::Collateral::unlock_collateral(&lease.provider, lease.collateral);
 		LiveLeases::<T>::remove(&lease.provider, id);
 		lease.status = status;
 		lease.ended_at = Some(Self::now());
 	}
 
+	/// What the provider's bond answers for if the buyer objects to the way it ended `lease`
+	/// now (by its result with `exit_code`, or by notice with `None`): within
+	/// `EarlyExitBlocks` of the acknowledgement, all the lease's collateral, as for a
+	/// no-show; later, the share of a fixed lease's duration it did not deliver; nothing for a
+	/// result at the end, nor for one that blames the order (its image or inputs could not be
+	/// had as pinned: a buyer must not earn a slash with an order nobody can run).
+	pub(crate) fn at_stake(lease: &LeaseOf<T>, exit_code: Option<i32>) -> T::Balance {
+		let order_fault = exit_code.and_then(fault_of) == Some(Fault::Order);
+		let Some(started_at) = lease.started_at else { return Zero::zero() };
+		if order_fault {
+			return Zero::zero();
+		}
+		let now = Self::now();
+		if lease.ends_at.is_some_and(|ends_at| now >= ends_at) {
+			// At (or after) its end: delivered in full, however short the lease.
+			return Zero::zero();
+		}
+		if now.saturating_sub(started_at) < T::EarlyExitBlocks::get() {
+			return lease.collateral;
+		}
+		match (lease.ends_at, lease.duration) {
+			(Some(ends_at), Some(duration)) if now < ends_at => {
+				Perbill::from_rational(ends_at.saturating_sub(now), duration.max(One::one()))
+					.mul_ceil(lease.collateral)
+			}
+			_ => Zero::zero(),
+		}
+	}
+
+	/// Opens the verdict window on a lease its provider ended (by result or notice): the
+	/// holdback of its last period is scheduled with it, the collateral stays locked, and the
+	/// outcome waits.
+	fn await_verdict(
+		id: LeaseId,
+		lease: &LeaseOf<T>,
+		outcome: Outcome,
+		weight: Permill,
+		at_stake: T::Balance,
+		ended_by: EndedBy,
+	) -> DispatchResult {
+		let objections_until = Self::now().saturating_add(lease.verdict_window);
+		T::Streams::mark(lease.stream, objections_until)?;
+		let holdback = T::Streams::withheld(lease.stream).unwrap_or_default();
+		let verdict = PendingVerdict {
+			outcome,
+			weight,
+			objections_until,
+			collateral: lease.collateral,
+			at_stake,
+			ended_by,
+		};
+		PendingVerdicts::<T>::insert(id, verdict);
+		VerdictsOwed::<T>::mutate(&lease.provider, |n| n.saturating_inc());
+		Self::deposit_event(Event::VerdictPending {
+			lease: id,
+			outcome,
+			objections_until,
+			holdback,
+			at_stake,
+		});
+		Ok(())
+	}
+
+	/// Settles the verdict on ended `lease`: its collateral is unlocked; with no objection (or
+	/// one to a result at the end, which proves nothing) the holdback is paid to the provider
+	/// and the outcome counts; an objection to an early end slashes what was at stake (for a
+	/// terminate, the buyer compensated and the holdback returned to it). The buyer's record
+	/// counts the verdict.
+	pub(crate) fn settle_verdict(
+		id: LeaseId,
+		lease: &LeaseOf<T>,
+		verdict: PendingVerdictOf<T>,
+		objected: bool,
+	) -> DispatchResult {
+		PendingVerdicts::<T>::remove(id);
+		VerdictsOwed::<T>::mutate_exists(&lease.provider, |n| {
+			*n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0)
+		});
+		T::Collateral::unlock_collateral(&lease.provider, verdict.collateral);
+		let (mut released, mut forfeited, mut slashed) = Default::default();
+		let slashing = objected && !verdict.at_stake.is_zero();
+		BuyerRecords::<T>::mutate(&lease.buyer, |record| {
+			record.verdicts.saturating_inc();
+			if objected {
+				record.objections.saturating_inc();
+			}
+			if slashing {
+				record.slashing_objections.saturating_inc();
+			}
+		});
+		let outcome = if slashing {
+			// A terminate was the provider's choice alone: the buyer is compensated. When a
+			// result came is the job's doing as much as the provider's (the buyer wrote the
+			// job): the slash is burnt and the holdback paid, so objecting never earns money.
+			let compensated = verdict.ended_by == EndedBy::Notice;
+			slashed = T::Slashing::slash(
+				&lease.provider,
+				verdict.at_stake,
+				compensated.then_some(&lease.buyer),
+				None,
+				SlashReason::EndedEarly,
+			);
+			if compensated {
+				forfeited = T::Streams::forfeit(lease.stream)?;
+			} else {
+				released = T::Streams::release(lease.stream, None)?;
+			}
+			// Leaving early is a fault: it counts in full, however little the lease ran.
+			T::Reputation::record(&lease.provider, Outcome::Objected, Permill::one());
+			Outcome::Objected
+		} else {
+			released = T::Streams::release(lease.stream, None)?;
+			let outcome = if objected { Outcome::Objected } else { verdict.outcome };
+			// Weighted as the result would have been: an objection to a lease that delivered
+			// little weighs little, so buyers cannot grief cheaply.
+			T::Reputation::record(&lease.provider, outcome, verdict.weight);
+			outcome
+		};
+		Self::deposit_event(Event::VerdictRecorded {
+			lease: id,
+			outcome,
+			released,
+			forfeited,
+			slashed,
+		});
+		Ok(())
+	}
+
 	/// The one way a live lease ends, whoever ends it: its stream closes (the provider paid to
-	/// this block, the rest of the escrow refunded; already done when the stream ended it), its
-	/// devices and collateral are released, a fault is slashed (the buyer compensated, the
-	/// reporter rewarded), and the outcome is recorded for the provider's reputation, weighted
-	/// by what the lease delivered, or, for an early result, left for the buyer's verdict.
-	/// Stores the lease. Returns its devices and its stream's depositors: what it cost.
+	/// this block, the rest of the escrow refunded; already done when the stream ended it) and
+	/// its devices are released. A result, or the provider's served notice, then waits for the
+	/// buyer's verdict (holdback withheld, collateral locked). Any other end settles at once:
+	/// the collateral is unlocked, a fault is slashed (the buyer compensated, the reporter
+	/// rewarded) and forfeits the holdback to the buyer, an end without fault (the buyer's
+	/// close, a depleted stream) pays the holdback; the outcome is recorded, weighted by what
+	/// the lease delivered. Stores the lease. Returns its devices and its stream's
+	/// depositors: what it cost.
 	pub(crate) fn finish(
 		id: LeaseId,
 		lease: &mut LeaseOf<T>,
@@ -235,31 +382,37 @@ impl<T: Config> Pallet<T> {
 		Self::close_stream(lease)?;
 		let delivered = Self::delivered(lease);
 		match ending {
-			Ending::Result { commitment, early } => {
+			Ending::Result { commitment } => {
 				let (status, outcome) = if commitment.succeeded() {
 					(LeaseStatus::Completed, Outcome::Completed)
 				} else {
 					(LeaseStatus::Failed, Outcome::Failed)
 				};
+				let at_stake = Self::at_stake(lease, Some(commitment.exit_code));
 				lease.result = Some(commitment);
 				Self::end(id, lease, status);
 				Leases::<T>::insert(id, &*lease);
 				Self::deposit_event(Event::ResultSubmitted { lease: id, commitment, status });
-				if early {
-					let objections_until = Self::now().saturating_add(T::ObjectionWindow::get());
-					let verdict = PendingVerdict { outcome, weight: delivered, objections_until };
-					PendingVerdicts::<T>::insert(id, verdict);
-					Self::deposit_event(Event::VerdictPending {
-						lease: id,
-						outcome,
-						objections_until,
-					});
-				} else {
-					T::Reputation::record(&lease.provider, outcome, delivered);
-				}
+				Self::await_verdict(id, lease, outcome, delivered, at_stake, EndedBy::Result)?;
+			}
+			Ending::Terminated { reason: TerminationReason::ProviderNotice, fault: None } => {
+				let at_stake = Self::at_stake(lease, None);
+				let reason = TerminationReason::ProviderNotice;
+				Self::end(id, lease, LeaseStatus::Terminated { reason });
+				Leases::<T>::insert(id, &*lease);
+				Self::deposit_event(Event::Terminated { lease: id, reason, slashed: Zero::zero() });
+				Self::await_verdict(
+					id,
+					lease,
+					Outcome::Completed,
+					delivered,
+					at_stake,
+					EndedBy::Notice,
+				)?;
 			}
 			Ending::Terminated { reason, fault } => {
 				Self::end(id, lease, LeaseStatus::Terminated { reason });
+				T::Collateral::unlock_collateral(&lease.provider, lease.collateral);
 				let slashed = match fault {
 					Some((why, reporter)) => {
 						let slashed = T::Slashing::slash(
@@ -269,6 +422,8 @@ impl<T: Config> Pallet<T> {
 							reporter,
 							why,
 						);
+						// No result: what was withheld for its periods returns to the buyer.
+						T::Streams::forfeit(lease.stream)?;
 						let outcome = if why == SlashReason::NoShow {
 							Outcome::NoShow
 						} else {
@@ -279,6 +434,8 @@ impl<T: Config> Pallet<T> {
 						slashed
 					}
 					None => {
+						// Ended by the buyer or by its escrow: what it ran for is owed in full.
+						T::Streams::release(lease.stream, None)?;
 						// No fault: a lease that ran counts as served, as far as it delivered
 						// (one accepted, acknowledged and closed in a block counts nothing).
 						if lease.started_at.is_some() {
@@ -327,6 +484,29 @@ impl<T: Config> Pallet<T> {
 		for (provider, id, ()) in LiveLeases::<T>::iter() {
 			let lease = Leases::<T>::get(id).ok_or("the live index names an unknown lease")?;
 			ensure!(lease.provider == provider, "the live index files a lease under another");
+		}
+		let mut owed: alloc::collections::BTreeMap<T::AccountId, u32> = Default::default();
+		for (id, verdict) in PendingVerdicts::<T>::iter() {
+			let lease = Leases::<T>::get(id).ok_or("a verdict waits on an unknown lease")?;
+			ensure!(!lease.status.is_live(), "a verdict waits on a live lease");
+			ensure!(verdict.collateral == lease.collateral, "a verdict holds other collateral");
+			ensure!(verdict.at_stake <= verdict.collateral, "a verdict stakes more than it holds");
+			*owed.entry(lease.provider).or_default() += 1;
+		}
+		for (provider, count) in VerdictsOwed::<T>::iter() {
+			ensure!(
+				owed.remove(&provider) == Some(count),
+				"a provider's count of pending verdicts is wrong"
+			);
+		}
+		ensure!(owed.is_empty(), "a provider's pending verdicts are not counted");
+		for (id, lease) in Leases::<T>::iter() {
+			if !lease.status.is_live() && !PendingVerdicts::<T>::contains_key(id) {
+				ensure!(
+					T::Streams::withheld(lease.stream).unwrap_or_default().is_zero(),
+					"a settled lease's stream still withholds"
+				);
+			}
 		}
 		Ok(())
 	}

@@ -138,11 +138,24 @@ pub mod pallet {
 		#[pallet::no_default]
 		type FullCreditPayment: Get<Self::Balance>;
 
-		/// Blocks the buyer has to accept or object to a result that ended its lease early,
-		/// before it counts toward the provider's reputation by itself.
+		/// Blocks the buyer has to accept or object to a result (and to each checkpoint's
+		/// holdback) before it counts by itself: the provider's collateral stays locked and the
+		/// holdback withheld until then. An order may ask for longer.
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
+		#[pallet::no_default]
+		type VerdictWindow: Get<BlockNumberFor<Self>>;
+
+		/// The longest verdict window, whatever the parameter or the order asks.
 		#[pallet::constant]
 		#[pallet::no_default]
-		type ObjectionWindow: Get<BlockNumberFor<Self>>;
+		type MaxVerdictWindow: Get<BlockNumberFor<Self>>;
+
+		/// A provider that ends a lease (an early result, a terminate) within this many blocks
+		/// of acknowledging it risks its whole collateral if the buyer objects, as a no-show
+		/// would; later, the share of the lease's time it did not deliver.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type EarlyExitBlocks: Get<BlockNumberFor<Self>>;
 
 		/// Weights of this pallet's calls.
 		type WeightInfo: WeightInfo;
@@ -162,11 +175,24 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type NextLeaseId<T: Config> = StorageValue<_, LeaseId, ValueQuery>;
 
-	/// Outcomes of leases ended early by their provider's result, waiting for the buyer to
-	/// accept or object, or for the objection window to pass.
+	/// Outcomes of leases ended by their provider's result or notice, waiting for the buyer to
+	/// accept or object, or for the verdict window to pass.
 	#[pallet::storage]
 	pub type PendingVerdicts<T: Config> =
 		StorageMap<_, Blake2_128Concat, LeaseId, PendingVerdictOf<T>, OptionQuery>;
+
+	/// What each buyer's verdicts were: how often it objects, for providers to see before they
+	/// bid. One small record per buyer that ever reached a verdict, kept for good, like a
+	/// provider's reputation.
+	#[pallet::storage]
+	pub type BuyerRecords<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, BuyerRecord, ValueQuery>;
+
+	/// How many of each provider's results wait for a verdict: it cannot deregister until none
+	/// does.
+	#[pallet::storage]
+	pub type VerdictsOwed<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, u32, ValueQuery>;
 
 	/// The live leases of each provider: what its worker must be running.
 	#[pallet::storage]
@@ -242,8 +268,9 @@ pub mod pallet {
 			/// The lease.
 			lease: LeaseId,
 		},
-		/// A result ended the lease early: it counts toward the provider's reputation once the
-		/// buyer accepts it, or when the objection window passes without an objection.
+		/// The lease ended by its provider's result or notice: it counts toward the provider's
+		/// reputation, its holdback is paid and its collateral unlocked once the buyer accepts
+		/// it, or when the verdict window passes without an objection.
 		VerdictPending {
 			/// The lease.
 			lease: LeaseId,
@@ -251,13 +278,23 @@ pub mod pallet {
 			outcome: Outcome,
 			/// The last block in which the buyer may object.
 			objections_until: BlockNumberFor<T>,
+			/// Withheld from the provider until then.
+			holdback: T::Balance,
+			/// Slashed if the buyer objects (the provider ended the lease early).
+			at_stake: T::Balance,
 		},
-		/// An early result's outcome was recorded for the provider's reputation.
+		/// A verdict was reached: the outcome was recorded for the provider's reputation.
 		VerdictRecorded {
 			/// The lease.
 			lease: LeaseId,
 			/// What was recorded: the provider's outcome, or `Objected`.
 			outcome: Outcome,
+			/// The holdback paid to the provider.
+			released: T::Balance,
+			/// The holdback returned to the buyer.
+			forfeited: T::Balance,
+			/// Taken from the provider's bond (an objected early end).
+			slashed: T::Balance,
 		},
 		/// An ended lease's record (and its stream's) was pruned with its order.
 		Reaped {
@@ -315,17 +352,20 @@ pub mod pallet {
 		TooManyDevices,
 		/// A provider cannot report its own lease.
 		SelfReport,
-		/// No early result of this lease waits for a verdict.
+		/// No result of this lease waits for a verdict.
 		NoPendingVerdict,
-		/// The objection window is over: the outcome stands.
+		/// The verdict window is over: the outcome stands.
 		ObjectionWindowClosed,
-		/// The objection window is still open: only the buyer may settle the verdict now.
+		/// The verdict window is still open: only the buyer may settle the verdict now.
 		ObjectionWindowOpen,
 		/// The lease is live: only an ended one may be pruned.
 		LeaseLive,
-		/// The open-ended lease's checkpoint is overdue: a late checkpoint or result would
-		/// escape the slash the missed one earned; report the missed checkpoint instead.
+		/// The open-ended lease's checkpoint is overdue: a late checkpoint, result or
+		/// termination would escape the slash the missed one earned; report the missed
+		/// checkpoint instead.
 		CheckpointOverdue,
+		/// A fixed-duration lease ends by its result, not by its provider's `terminate`.
+		FixedDuration,
 	}
 
 	#[pallet::hooks]
@@ -337,6 +377,7 @@ pub mod pallet {
 				T::CheckpointInterval::get() > Zero::zero(),
 				"CheckpointInterval must be positive"
 			);
+			assert!(T::MaxVerdictWindow::get() > Zero::zero(), "MaxVerdictWindow must be positive");
 		}
 
 		#[cfg(feature = "try-runtime")]
@@ -357,8 +398,10 @@ pub mod pallet {
 
 		/// Submits the result of `lease`, signed by the provider's worker key over the
 		/// [`stint_primitives::Report`] of kind `Final`. Anyone may send it. The provider is paid
-		/// to this block, the rest of the escrow is refunded, the lease ends. Refused once a
-		/// fixed lease's result deadline, or an open-ended lease's checkpoint, is overdue.
+		/// to this block (less the holdback), the rest of the escrow is refunded, the lease ends
+		/// and its verdict window opens: the holdback and the collateral wait for it. Refused
+		/// once a fixed lease's result deadline, or an open-ended lease's checkpoint, is
+		/// overdue.
 		///
 		/// Weighed at the most devices and depositors a lease can have; refunded to its own.
 		#[pallet::call_index(1)]
@@ -379,7 +422,9 @@ pub mod pallet {
 
 		/// Records the next checkpoint of open-ended `lease`, signed by the provider's worker key
 		/// over the report of kind `Checkpoint { sequence }` (one more than the last). Anyone may
-		/// send it. The provider is paid to this block. Refused once the checkpoint is overdue.
+		/// send it. The provider is paid to this block, less the holdback, which is paid when
+		/// this checkpoint's verdict window has passed (at a later checkpoint or the lease's
+		/// end). Refused once the checkpoint is overdue.
 		///
 		/// Weighed at the most depositors a stream can have; refunded to the stream's own.
 		#[pallet::call_index(2)]
@@ -404,9 +449,12 @@ pub mod pallet {
 			Self::do_give_notice(&who, lease)
 		}
 
-		/// The provider ends `lease`: paid to date, the rest refunded. Without the notice served
-		/// in full, its collateral is slashed and the buyer compensated. A lease not yet
-		/// acknowledged ends as a no-show (slashed as one), whatever the notice.
+		/// The provider ends open-ended `lease`: paid to date, the rest refunded. Without the
+		/// notice served in full, its collateral is slashed and the buyer compensated; with it,
+		/// the lease waits for the buyer's verdict like a result that ended it early. A lease
+		/// not yet acknowledged ends as a no-show (slashed as one), whatever the notice.
+		/// Refused for a fixed-duration lease (it ends by its result) and once a checkpoint is
+		/// overdue (only a report, and its slash, ends such a lease).
 		#[pallet::call_index(4)]
 		#[pallet::weight(T::WeightInfo::terminate(
 			T::MaxGpusPerLease::get(),
@@ -461,24 +509,30 @@ pub mod pallet {
 			Ok(Some(T::WeightInfo::report_missed_result(gpus, depositors)).into())
 		}
 
-		/// The buyer accepts the result that ended `lease` early: its outcome counts toward the
-		/// provider's reputation now.
+		/// The buyer accepts the result (or the notice) that ended `lease`: its outcome counts
+		/// toward the provider's reputation, its holdback is paid and its collateral unlocked,
+		/// now.
 		#[pallet::call_index(8)]
 		pub fn accept_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_accept_result(&who, lease)
 		}
 
-		/// The buyer objects, within the objection window, to the result that ended `lease`
-		/// early: the provider's reputation records a failed delivery instead (no slash).
+		/// The buyer objects, within the verdict window, to the result (or the notice) that
+		/// ended `lease`: the provider's reputation records a failed delivery instead. If the
+		/// provider ended the lease before its end, it is slashed for the time it did not
+		/// deliver (all its collateral within `EarlyExitBlocks` of the acknowledgement): burnt
+		/// for an early result, half to the buyer (and the holdback back to it) for a
+		/// `terminate`. The objection is counted on the buyer's record.
 		#[pallet::call_index(9)]
 		pub fn object_to_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_object_to_result(&who, lease)
 		}
 
-		/// Anyone records the outcome of an early result whose objection window passed without
-		/// an objection (the provider has reason to).
+		/// Anyone settles the verdict on a result whose verdict window passed without an
+		/// objection (the provider has reason to): its outcome counts, its holdback is paid and
+		/// its collateral unlocked.
 		#[pallet::call_index(10)]
 		pub fn confirm_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			ensure_signed(origin)?;

@@ -70,6 +70,7 @@ pub const CHECKPOINT_INTERVAL: u64 = 20;
 pub const FULL_CREDIT_BLOCKS: u64 = 20;
 pub const FULL_CREDIT_PAYMENT: Balance = 100;
 pub const OBJECTION_WINDOW: u64 = 10;
+pub const EARLY_EXIT_BLOCKS: u64 = 3;
 
 #[derive_impl(pallet_streams::config_preludes::TestDefaultConfig)]
 impl pallet_streams::Config for Test {
@@ -201,7 +202,9 @@ impl pallet_leases::Config for Test {
 	type MaxGpusPerLease = ConstU32<4>;
 	type FullCreditBlocks = ConstU64<FULL_CREDIT_BLOCKS>;
 	type FullCreditPayment = ConstU64<FULL_CREDIT_PAYMENT>;
-	type ObjectionWindow = ConstU64<OBJECTION_WINDOW>;
+	type VerdictWindow = ConstU64<OBJECTION_WINDOW>;
+	type MaxVerdictWindow = ConstU64<100>;
+	type EarlyExitBlocks = ConstU64<EARLY_EXIT_BLOCKS>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = FakeProviders;
 }
@@ -256,9 +259,13 @@ impl ExtBuilder {
 			Leases::do_try_state().expect("lease invariants hold");
 			Streams::do_try_state().expect("stream invariants hold");
 			stint_testkit::assert_collateral_adds_up(&[PROVIDER, OTHER_PROVIDER], |provider| {
-				crate::Leases::<Test>::iter_values()
-					.filter(|l| l.provider == provider && l.status.is_live())
-					.map(|l| l.collateral)
+				crate::Leases::<Test>::iter()
+					.filter(|(id, l)| {
+						l.provider == provider
+							&& (l.status.is_live()
+								|| crate::PendingVerdicts::<Test>::contains_key(id))
+					})
+					.map(|(_, l)| l.collateral)
 					.sum()
 			});
 			// The stand-in bonds record slashes without taking them: nothing is minted or burnt.
@@ -290,6 +297,17 @@ pub const DIGEST: [u8; 32] = [0xab; 32];
 /// A lease of PROVIDER's first device for BUYER at `price`, funded with `escrow`, as the market
 /// would create it (collateral locked first).
 pub fn new_lease(price: Balance, escrow: Balance, duration: Option<u64>, notice: u64) -> LeaseId {
+	new_lease_with(price, escrow, duration, notice, Permill::zero())
+}
+
+/// As [`new_lease`], with `holdback` of every payment withheld until its verdict.
+pub fn new_lease_with(
+	price: Balance,
+	escrow: Balance,
+	duration: Option<u64>,
+	notice: u64,
+	holdback: Permill,
+) -> LeaseId {
 	FakeBonds::lock_collateral(&PROVIDER, COLLATERAL).unwrap();
 	<Leases as LeaseFactory<_, _, _>>::create_lease(NewLease {
 		order: 7,
@@ -302,8 +320,14 @@ pub fn new_lease(price: Balance, escrow: Balance, duration: Option<u64>, notice:
 		collateral: COLLATERAL,
 		termination_notice: notice,
 		image_digest: DIGEST,
+		holdback,
+		verdict_window: 0,
 	})
 	.unwrap()
+}
+
+pub fn holdback_of(who: u64) -> Balance {
+	Balances::balance_on_hold(&pallet_streams::HoldReason::Holdback.into(), &who)
 }
 
 /// A result with `exit_code` for the pinned image.

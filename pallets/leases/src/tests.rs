@@ -57,6 +57,8 @@ fn a_lease_refuses_devices_that_are_busy_or_too_many() {
 			collateral: 0,
 			termination_notice: 0,
 			image_digest: DIGEST,
+			holdback: Default::default(),
+			verdict_window: 0,
 		};
 		assert_noop!(
 			<Leases as LeaseFactory<_, _, _>>::create_lease(again.clone()),
@@ -186,9 +188,10 @@ fn a_signed_result_pays_to_its_block_and_refunds_the_rest() {
 			(l.status, l.result, l.ended_at),
 			(LeaseStatus::Completed, Some(commitment(0)), Some(41))
 		);
-		// Before the lease's end: the outcome waits for the buyer's verdict.
+		// Before the lease's end: the outcome waits for the buyer's verdict, the collateral
+		// with it.
 		assert!(outcomes().is_empty());
-		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
+		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, COLLATERAL));
 		assert!(!LiveLeases::<Test>::contains_key(PROVIDER, id));
 		assert!(System::events().iter().any(|r| r.event
 			== RuntimeEvent::Leases(Event::ResultSubmitted {
@@ -201,7 +204,10 @@ fn a_signed_result_pays_to_its_block_and_refunds_the_rest() {
 			Event::VerdictPending {
 				lease: id,
 				outcome: Outcome::Completed,
-				objections_until: 41 + OBJECTION_WINDOW
+				objections_until: 41 + OBJECTION_WINDOW,
+				holdback: 0,
+				// 60 of its 100 blocks undelivered: 60 % of the collateral, if the buyer objects.
+				at_stake: COLLATERAL * 6 / 10,
 			}
 		);
 		// Once is enough.
@@ -217,6 +223,10 @@ fn a_non_zero_exit_code_is_a_failure() {
 		run_to_block(101);
 		assert_ok!(submit(id, commitment(137)));
 		assert_eq!(lease(id).status, LeaseStatus::Failed);
+		// On time: nothing at stake, but it still waits for the buyer's verdict.
+		assert!(outcomes().is_empty());
+		run_to_block(102 + OBJECTION_WINDOW);
+		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), id));
 		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Failed)]);
 	});
 }
@@ -238,6 +248,8 @@ fn a_result_must_carry_the_right_signature() {
 				collateral: COLLATERAL,
 				termination_notice: 0,
 				image_digest: DIGEST,
+				holdback: Default::default(),
+				verdict_window: 0,
 			})
 			.unwrap()
 		};
@@ -488,6 +500,10 @@ fn the_provider_ends_a_lease_after_notice_or_is_slashed() {
 		);
 		assert!(slashes().is_empty());
 		assert_eq!(free(PROVIDER), ENDOWMENT + 200);
+		// Served notice ends it without a slash, but the buyer's verdict is still owed; past
+		// the early-exit blocks nothing is at stake.
+		assert!(PendingVerdicts::<Test>::get(noticed).unwrap().at_stake.is_zero());
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(BUYER), noticed));
 
 		// Notice given but not yet served: slashed, the buyer compensated, no reporter.
 		let early = new_lease(10, 10_000, None, 20);
@@ -508,17 +524,60 @@ fn the_provider_ends_a_lease_after_notice_or_is_slashed() {
 }
 
 #[test]
-fn without_a_required_notice_the_provider_may_end_at_once() {
+fn an_exit_right_after_the_ack_stakes_the_whole_collateral_on_the_buyers_verdict() {
 	ExtBuilder::build_and_execute(|| {
+		// An order from before the least notice (none asked): the provider acks and leaves in
+		// the same block. No slash yet, but all its collateral waits for the buyer.
 		let id = new_lease(10, 10_000, None, 0);
 		ack(id);
-		run_to_block(5);
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), id));
 		assert_eq!(
 			lease(id).status,
 			LeaseStatus::Terminated { reason: TerminationReason::ProviderNotice }
 		);
 		assert!(slashes().is_empty());
+		assert_eq!(locked(PROVIDER), COLLATERAL);
+		assert_eq!(PendingVerdicts::<Test>::get(id).unwrap().at_stake, COLLATERAL);
+		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id));
+		// Leaving was the provider's choice alone: the buyer is compensated.
+		assert_eq!(
+			slashes(),
+			vec![(PROVIDER, COLLATERAL, Some(BUYER), None, SlashReason::EndedEarly)]
+		);
+		assert_eq!(locked(PROVIDER), 0);
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Objected)]);
+	});
+}
+
+#[test]
+fn a_fixed_lease_cannot_be_terminated_nor_an_overdue_one_escape_its_report() {
+	ExtBuilder::build_and_execute(|| {
+		let fixed = new_lease(10, 1_000, Some(100), 0);
+		ack(fixed);
+		assert_noop!(
+			Leases::terminate(RuntimeOrigin::signed(PROVIDER), fixed),
+			Error::<Test>::FixedDuration
+		);
+		// Past its result deadline it still cannot: only the report ends it, with its slash.
+		run_to_block(102 + RESULT_GRACE);
+		assert_noop!(
+			Leases::terminate(RuntimeOrigin::signed(PROVIDER), fixed),
+			Error::<Test>::FixedDuration
+		);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), fixed));
+
+		let open = new_lease(10, 10_000, None, 0);
+		ack(open);
+		run_to_block(System::block_number() + CHECKPOINT_INTERVAL + 1);
+		assert_noop!(
+			Leases::terminate(RuntimeOrigin::signed(PROVIDER), open),
+			Error::<Test>::CheckpointOverdue
+		);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), open));
+		assert_eq!(
+			lease(open).status,
+			LeaseStatus::Terminated { reason: TerminationReason::MissedCheckpoint }
+		);
 	});
 }
 
@@ -639,30 +698,111 @@ fn an_early_result_counts_once_the_buyer_accepts_or_the_window_passes() {
 		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed); 2]);
 		assert_eq!(
 			last_event(),
-			Event::VerdictRecorded { lease: confirmed, outcome: Outcome::Completed }
+			Event::VerdictRecorded {
+				lease: confirmed,
+				outcome: Outcome::Completed,
+				released: 0,
+				forfeited: 0,
+				slashed: 0
+			}
 		);
+		assert_eq!(locked(PROVIDER), 0, "each verdict unlocked its collateral");
 	});
 }
 
 #[test]
-fn an_objection_records_a_failed_delivery_weighted_by_what_was_delivered() {
+fn an_objection_to_a_result_at_the_end_records_a_failed_delivery_and_slashes_nothing() {
 	ExtBuilder::build_and_execute(|| {
-		let id = new_lease(1, 1_000, Some(100), 0);
+		let id = new_lease_with(1, 1_000, Some(10), 0, Permill::from_percent(10));
 		ack(id);
 		// Ten blocks at 1 per block: half the time and a tenth of the payment of full credit.
 		run_to_block(11);
 		assert_ok!(submit(id, commitment(0)));
+		assert_eq!(holdback_of(PROVIDER), 1);
 		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id));
 		assert_eq!(
 			weighted_outcomes(),
 			vec![(PROVIDER, Outcome::Objected, Permill::from_percent(10))]
 		);
+		// Nothing proves the result wrong: no slash, and the holdback is the provider's.
 		assert!(slashes().is_empty(), "no slash without proof");
+		assert_eq!((holdback_of(PROVIDER), free(PROVIDER)), (0, ENDOWMENT + 10));
 	});
 }
 
 #[test]
-fn a_result_at_the_end_or_after_served_notice_counts_at_once() {
+fn an_objection_to_an_early_result_burns_the_undelivered_time_and_earns_the_buyer_nothing() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease_with(10, 1_000, Some(100), 0, Permill::from_percent(10));
+		ack(id);
+		// 40 of 100 blocks delivered: 400 charged, 40 of it withheld.
+		run_to_block(41);
+		assert_ok!(submit(id, commitment(1)));
+		assert_eq!((free(PROVIDER), holdback_of(PROVIDER)), (ENDOWMENT + 360, 40));
+		assert_eq!(locked(PROVIDER), COLLATERAL);
+		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id));
+		// The buyer's job decides when it exits as much as the provider: the slash for the
+		// undelivered time is burnt, not paid to the buyer, and the holdback is still paid, so
+		// objecting never earns money.
+		let at_stake = COLLATERAL * 6 / 10;
+		assert_eq!(slashes(), vec![(PROVIDER, at_stake, None, None, SlashReason::EndedEarly)]);
+		assert_eq!(weighted_outcomes(), vec![(PROVIDER, Outcome::Objected, Permill::one())]);
+		assert_eq!((holdback_of(PROVIDER), free(PROVIDER)), (0, ENDOWMENT + 400));
+		assert_eq!(free(BUYER), ENDOWMENT - 400);
+		assert_eq!(locked(PROVIDER), 0);
+		assert_eq!(
+			last_event(),
+			Event::VerdictRecorded {
+				lease: id,
+				outcome: Outcome::Objected,
+				released: 40,
+				forfeited: 0,
+				slashed: at_stake
+			}
+		);
+		assert_eq!(
+			BuyerRecords::<Test>::get(BUYER),
+			BuyerRecord { verdicts: 1, objections: 1, slashing_objections: 1 }
+		);
+		assert_noop!(
+			Leases::object_to_result(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::NoPendingVerdict
+		);
+	});
+}
+
+#[test]
+fn a_result_that_blames_the_order_stakes_nothing() {
+	ExtBuilder::build_and_execute(|| {
+		// The image could not be had as pinned: an honest worker acks and says so at once. A
+		// buyer must not earn a slash with an order nobody can run.
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		let unavailable = stint_primitives::ReservedExit::ImageUnavailable.code();
+		assert_ok!(submit(id, commitment(unavailable)));
+		assert!(PendingVerdicts::<Test>::get(id).unwrap().at_stake.is_zero());
+		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id));
+		assert!(slashes().is_empty());
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Objected)]);
+	});
+}
+
+#[test]
+fn a_lease_shorter_than_the_early_exit_blocks_stakes_nothing_on_its_result_at_the_end() {
+	ExtBuilder::build_and_execute(|| {
+		const { assert!(2 < EARLY_EXIT_BLOCKS) };
+		let id = new_lease(10, 20, Some(2), 0);
+		ack(id);
+		run_to_block(3);
+		assert_ok!(submit(id, commitment(0)));
+		assert!(PendingVerdicts::<Test>::get(id).unwrap().at_stake.is_zero());
+		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id));
+		assert!(slashes().is_empty());
+	});
+}
+
+#[test]
+fn every_result_waits_for_its_verdict_even_at_the_end_or_after_served_notice() {
 	ExtBuilder::build_and_execute(|| {
 		let fixed = new_lease(10, 1_000, Some(30), 0);
 		ack(fixed);
@@ -673,8 +813,57 @@ fn a_result_at_the_end_or_after_served_notice_counts_at_once() {
 		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), open));
 		run_to_block(36);
 		assert_ok!(submit(open, commitment(0)));
+		// A result at the end is not immune: it waits, with its collateral, but stakes nothing
+		// (even a lease shorter than the early-exit blocks delivered in full).
+		assert!(outcomes().is_empty());
+		assert_eq!(locked(PROVIDER), 2 * COLLATERAL);
+		assert!(PendingVerdicts::<Test>::iter().all(|(_, v)| v.at_stake.is_zero()));
+		assert_eq!(VerdictsOwed::<Test>::get(PROVIDER), 2);
+		run_to_block(37 + OBJECTION_WINDOW);
+		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), fixed));
+		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), open));
 		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed); 2]);
-		assert!(PendingVerdicts::<Test>::iter().next().is_none());
+		assert_eq!((locked(PROVIDER), VerdictsOwed::<Test>::get(PROVIDER)), (0, 0));
+	});
+}
+
+#[test]
+fn an_open_ended_lease_holds_back_each_checkpoint_period_until_its_window_passes() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease_with(10, 10_000, None, 5, Permill::from_percent(10));
+		ack(id);
+		let checkpoint = |sequence| {
+			let c = commitment(0);
+			Leases::checkpoint(
+				RuntimeOrigin::signed(STRANGER),
+				id,
+				c,
+				sign(id, ReportKind::Checkpoint { sequence }, &c),
+			)
+		};
+		assert_eq!((OBJECTION_WINDOW, CHECKPOINT_INTERVAL), (10, 20));
+		// Period 1 (blocks 1-11): 100 charged, 10 withheld until block 21.
+		run_to_block(11);
+		assert_ok!(checkpoint(1));
+		assert_eq!((free(PROVIDER), holdback_of(PROVIDER)), (ENDOWMENT + 90, 10));
+		// Period 2 (11-20): 9 more withheld, until 30; period 1's window is still open.
+		run_to_block(20);
+		assert_ok!(checkpoint(2));
+		assert_eq!(holdback_of(PROVIDER), 19);
+		// Period 3 (20-22): 2 more withheld; period 1's window has passed: its 10 are paid.
+		run_to_block(22);
+		assert_ok!(checkpoint(3));
+		assert_eq!(holdback_of(PROVIDER), 11);
+		assert_eq!(free(PROVIDER), ENDOWMENT + 90 + 81 + 18 + 10);
+		// A missed checkpoint forfeits what is still withheld to the buyer: periods 2 and 3,
+		// and the 21 of the last period's 210 (paid up to the report, as any ending does).
+		run_to_block(43);
+		let buyer = free(BUYER);
+		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id));
+		assert_eq!(holdback_of(PROVIDER), 0);
+		assert_eq!(free(PROVIDER), ENDOWMENT + 199 + 189);
+		// The buyer: the escrow left (10,000 less 420 charged) and the 32 withheld.
+		assert_eq!(free(BUYER), buyer + (10_000 - 420) + 32);
 	});
 }
 

@@ -120,6 +120,10 @@ where
 	/// The most blocks between checkpoints of an open-ended lease: the chain's
 	/// `CheckpointInterval` when the lease was created.
 	pub checkpoint_interval: BlockNumber,
+	/// Blocks the buyer has to judge each result and checkpoint, during which its holdback
+	/// (and, after the result, the collateral) stays held: the chain's `VerdictWindow` when
+	/// the lease was created, or the longer one the order asked for.
+	pub verdict_window: BlockNumber,
 	/// Checkpoints accepted so far (open-ended leases).
 	pub checkpoints: u32,
 	/// The block of the last acknowledgement, checkpoint or resumption: the checkpoint clock.
@@ -138,8 +142,9 @@ pub type LeaseOf<T> = Lease<
 	<T as crate::Config>::MaxGpusPerLease,
 >;
 
-/// The outcome of a lease its provider's result ended early, until the buyer accepts or objects
-/// or the objection window passes.
+/// The outcome of a lease that ended by its provider's result (or its provider's notice),
+/// until the buyer accepts or objects or the verdict window passes. Meanwhile the lease's
+/// collateral stays locked and its holdback withheld.
 #[derive(
 	Clone,
 	Copy,
@@ -152,14 +157,69 @@ pub type LeaseOf<T> = Lease<
 	MaxEncodedLen,
 	TypeInfo,
 )]
-pub struct PendingVerdict<BlockNumber> {
+pub struct PendingVerdict<Balance, BlockNumber> {
 	/// What the result says: `Completed` or `Failed`.
 	pub outcome: stint_primitives::Outcome,
 	/// How much of a full outcome it counts (what the lease delivered).
 	pub weight: Permill,
 	/// The last block in which the buyer may object.
 	pub objections_until: BlockNumber,
+	/// The provider's bond still locked for the lease, unlocked by the verdict.
+	pub collateral: Balance,
+	/// Slashed from it if the buyer objects: the provider ended the lease before its end (or
+	/// soon after acknowledging it). Zero for a result at the end.
+	pub at_stake: Balance,
+	/// How the provider ended the lease: by its result, or by `terminate` after its notice.
+	pub ended_by: EndedBy,
+}
+
+/// How a lease whose verdict is pending ended.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum EndedBy {
+	/// The provider's signed result. When the job ends is the buyer's job's doing as much as
+	/// the provider's, so an objection to an early result punishes (the slash is burnt) but
+	/// pays the buyer nothing: objecting never earns money.
+	Result,
+	/// The provider's `terminate` after its notice: its choice alone, so an objection also
+	/// compensates the buyer (half the slash, and the holdback).
+	Notice,
+}
+
+/// What a buyer's verdicts say about it: how many results it judged and how many it objected
+/// to. Providers read it before they bid (a buyer who objects to everything is visible).
+#[derive(
+	Clone,
+	Copy,
+	Default,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct BuyerRecord {
+	/// Verdicts reached on its leases: accepted, confirmed or objected.
+	pub verdicts: u32,
+	/// Of them, objections.
+	pub objections: u32,
+	/// Of them, objections that slashed a provider.
+	pub slashing_objections: u32,
 }
 
 /// The pending verdict type for a runtime.
-pub type PendingVerdictOf<T> = PendingVerdict<frame_system::pallet_prelude::BlockNumberFor<T>>;
+pub type PendingVerdictOf<T> =
+	PendingVerdict<<T as crate::Config>::Balance, frame_system::pallet_prelude::BlockNumberFor<T>>;

@@ -183,6 +183,8 @@ impl<T: Config> Pallet<T> {
 			collateral: bid.collateral,
 			termination_notice: order.terms.termination_notice,
 			image_digest: image_digest(&order.spec.image).unwrap_or_default(),
+			holdback: order.terms.holdback,
+			verdict_window: order.terms.verdict_window,
 		})?;
 		for (provider, other) in Bids::<T>::drain_prefix(id) {
 			Self::unindex_bid(&provider, id);

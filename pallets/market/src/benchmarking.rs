@@ -57,7 +57,9 @@ fn worst_terms<T: Config>(gpus: u32, auto_accept: bool) -> TermsOf<T> {
 		bid_window: T::MinBidWindow::get(),
 		auto_accept,
 		replicas: 1,
-		termination_notice: Zero::zero(),
+		termination_notice: T::MinTerminationNotice::get(),
+		holdback: T::MinHoldback::get(),
+		verdict_window: T::MaxVerdictWindow::get(),
 	}
 }
 

@@ -68,6 +68,15 @@ impl<T: Config> Pallet<T> {
 			terms.termination_notice <= T::MaxTerminationNotice::get(),
 			Error::<T>::NoticeTooLong
 		);
+		ensure!(
+			terms.duration.is_some() || terms.termination_notice >= T::MinTerminationNotice::get(),
+			Error::<T>::NoticeTooShort
+		);
+		ensure!(terms.holdback >= T::MinHoldback::get(), Error::<T>::HoldbackTooLow);
+		ensure!(
+			terms.verdict_window <= T::MaxVerdictWindow::get(),
+			Error::<T>::VerdictWindowTooLong
+		);
 		let least = match terms.duration {
 			Some(blocks) => {
 				ensure!(!blocks.is_zero(), Error::<T>::ZeroDuration);

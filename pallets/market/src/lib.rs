@@ -157,6 +157,23 @@ pub mod pallet {
 		#[pallet::no_default]
 		type MaxTerminationNotice: Get<BlockNumberFor<Self>>;
 
+		/// The least termination notice an open-ended order may ask of its provider: a
+		/// provider cannot leave one at once. (A fixed lease ends only by its result.)
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MinTerminationNotice: Get<BlockNumberFor<Self>>;
+
+		/// The least holdback an order may set: the share of every payment withheld until the
+		/// verdict on the period it paid for.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MinHoldback: Get<Permill>;
+
+		/// The longest verdict window an order may ask for.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MaxVerdictWindow: Get<BlockNumberFor<Self>>;
+
 		/// The most bids standing on one order.
 		#[pallet::constant]
 		type MaxBidsPerOrder: Get<u32>;
@@ -387,6 +404,12 @@ pub mod pallet {
 		BidWindowTooLong,
 		/// The termination notice is longer than `MaxTerminationNotice`.
 		NoticeTooLong,
+		/// An open-ended order's termination notice is shorter than `MinTerminationNotice`.
+		NoticeTooShort,
+		/// The holdback is below `MinHoldback`.
+		HoldbackTooLow,
+		/// The verdict window is longer than `MaxVerdictWindow`.
+		VerdictWindowTooLong,
 		/// The escrow is below `MinOrderDeposit`, or below `max_price × duration` (fixed).
 		DepositTooLow,
 		/// The account cannot afford the escrow or the bid deposit.

@@ -214,6 +214,7 @@ impl LeaseFactory<u64, Balance, u64> for FakeLeases {
 			lease.escrow,
 			id,
 			None,
+			lease.holdback,
 		)?;
 		FakeLeaseList::append(FakeLease {
 			provider: lease.provider,
@@ -266,6 +267,9 @@ impl pallet_market::Config for Test {
 	type MaxBidWindow = ConstU64<100>;
 	type AcceptPeriod = ConstU64<ACCEPT_PERIOD>;
 	type MaxTerminationNotice = ConstU64<50>;
+	type MinTerminationNotice = ConstU64<MIN_NOTICE>;
+	type MinHoldback = MinHoldback;
+	type MaxVerdictWindow = ConstU64<100>;
 	type MaxBidsPerOrder = ConstU32<3>;
 	type MaxStandingBids = ConstU32<6>;
 	type MaxGpusPerOrder = ConstU32<4>;
@@ -372,6 +376,13 @@ pub fn spec() -> JobSpec {
 }
 
 /// Terms for one GPU at up to 10 per block for 100 blocks, bids for 10 blocks, auto-accept.
+/// The least notice an open-ended order asks.
+pub const MIN_NOTICE: u64 = 5;
+
+parameter_types! {
+	pub const MinHoldback: Permill = Permill::from_percent(10);
+}
+
 pub fn terms() -> TermsOf<Test> {
 	OrderTerms {
 		requirements: GpuRequirements {
@@ -389,6 +400,8 @@ pub fn terms() -> TermsOf<Test> {
 		auto_accept: true,
 		replicas: 1,
 		termination_notice: 0,
+		holdback: MinHoldback::get(),
+		verdict_window: 0,
 	}
 }
 

@@ -99,7 +99,28 @@ fn create_order_refuses_bad_input() {
 		refuse(spec(), with(|t| t.termination_notice = 51), 1_000, Error::NoticeTooLong);
 		// 100 blocks at up to 10: at least 1000.
 		refuse(spec(), terms(), 999, Error::DepositTooLow);
-		refuse(spec(), with(|t| t.duration = None), 999, Error::DepositTooLow);
+		fn open_ended(t: &mut TermsOf<Test>) {
+			t.duration = None;
+			t.termination_notice = MIN_NOTICE;
+		}
+		refuse(spec(), with(open_ended), 999, Error::DepositTooLow);
+		// An open-ended lease its provider could leave at once would be a free exit.
+		refuse(
+			spec(),
+			with(|t| {
+				open_ended(t);
+				t.termination_notice = MIN_NOTICE - 1;
+			}),
+			1_000,
+			Error::NoticeTooShort,
+		);
+		refuse(
+			spec(),
+			with(|t| t.holdback = Permill::from_percent(9)),
+			1_000,
+			Error::HoldbackTooLow,
+		);
+		refuse(spec(), with(|t| t.verdict_window = 101), 1_000, Error::VerdictWindowTooLong);
 		refuse(spec(), terms(), ENDOWMENT + 1, Error::InsufficientBalance);
 		assert_noop!(
 			Market::create_order(RuntimeOrigin::none(), spec(), terms(), 1_000),
@@ -372,6 +393,7 @@ fn an_open_ended_order_moves_all_its_escrow_into_the_stream() {
 	ExtBuilder::build_and_execute(|| {
 		let mut open = terms();
 		open.duration = None;
+		open.termination_notice = MIN_NOTICE;
 		let id = create(BUYER, open, 5_000);
 		bid(P1, id, 8);
 		assert_ok!(accept(BUYER, id, P1));

@@ -33,8 +33,15 @@ pub struct OrderTerms<Balance, BlockNumber> {
 	pub auto_accept: bool,
 	/// How many independent leases to run. Only 1 is supported for now.
 	pub replicas: u32,
-	/// Blocks of notice a provider must give before ending the lease early.
+	/// Blocks of notice a provider must give before ending an open-ended lease (at least the
+	/// chain's `MinTerminationNotice`). A fixed lease ends only by its result.
 	pub termination_notice: BlockNumber,
+	/// The share of every payment withheld from the provider until the buyer's verdict on
+	/// the period it paid for (at least the chain's `MinHoldback`).
+	pub holdback: Permill,
+	/// Blocks the buyer wants to judge each result in; zero (or less than the chain's
+	/// verdict window) takes the chain's. At most `MaxVerdictWindow`.
+	pub verdict_window: BlockNumber,
 }
 
 /// Where an order is in its life. Cancelled and expired orders are removed.

@@ -10,7 +10,7 @@ use alloc::{collections::BTreeSet, vec::Vec};
 use codec::Encode;
 use frame::{prelude::*, traits::Convert};
 use stint_primitives::{is_valid_region, DeviceId, WorkerKey};
-use stint_traits::StandingBids;
+use stint_traits::{Obligations, StandingBids};
 
 /// The bounded name, endpoint and region of a provider, once checked.
 type CheckedInfo<T> = (
@@ -295,6 +295,9 @@ impl<T: Config> Pallet<T> {
 			Error::<T>::NoticeNotServed
 		);
 		ensure!(record.active_leases == 0, Error::<T>::ActiveLeases);
+		// A provider that left would take its pending verdicts (and the slash an objection may
+		// bring) with it, and come back with its old score.
+		ensure!(T::Obligations::pending(who) == 0, Error::<T>::VerdictsPending);
 
 		asset::release_deposit::<T>(who, record.deposit)?;
 		let keep = Self::worth_inheriting(&record.reputation);

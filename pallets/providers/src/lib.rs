@@ -129,6 +129,11 @@ pub mod pallet {
 		#[pallet::no_default]
 		type Bids: stint_traits::StandingBids<Self::AccountId>;
 
+		/// What a provider still answers for after its leases ended (results waiting for the
+		/// buyer's verdict): it cannot deregister until they are settled.
+		#[pallet::no_default]
+		type Obligations: stint_traits::Obligations<Self::AccountId>;
+
 		/// Weights of this pallet's calls.
 		type WeightInfo: WeightInfo;
 	}
@@ -339,6 +344,9 @@ pub mod pallet {
 		NoticeNotServed,
 		/// Leases still run on the provider's devices.
 		ActiveLeases,
+		/// Results of the provider's leases still wait for their buyers' verdicts (their
+		/// collateral locked): deregister once they are settled.
+		VerdictsPending,
 		/// The provider is paused or leaving and takes no new leases.
 		ProviderNotActive,
 		/// The provider is not in the region the order requires.

@@ -522,6 +522,13 @@ fn exit_takes_notice_and_no_running_lease() {
 		System::set_block_number(1 + EXIT_NOTICE);
 		assert_noop!(Providers::deregister(RuntimeOrigin::signed(1)), Error::<Test>::ActiveLeases);
 		Providers::release_devices(&1, &[[1; 32]], 7);
+		// The lease's result still waits for its buyer's verdict: leaving would dodge it.
+		Pending::set(vec![(1, 1)]);
+		assert_noop!(
+			Providers::deregister(RuntimeOrigin::signed(1)),
+			Error::<Test>::VerdictsPending
+		);
+		Pending::set(vec![]);
 
 		let issuance = Balances::total_issuance();
 		assert_ok!(Providers::deregister(RuntimeOrigin::signed(1)));

@@ -1,4 +1,5 @@
-//! The only place this pallet touches the currency: holding escrow, paying from it, refunding it.
+//! The only place this pallet touches the currency: holding escrow, paying from it, refunding it,
+//! and withholding a payment's holdback until its verdict.
 
 use crate::{BalanceOf, Config, Error, HoldReason};
 use frame::{
@@ -43,6 +44,78 @@ pub fn pay<T: Config>(
 		Fortitude::Force,
 	)
 	.map(|_| ())
+}
+
+/// Moves `amount` of `from`'s escrow onto `to`'s holdback: taken from the payer, not yet the
+/// payee's to spend.
+pub fn withhold<T: Config>(
+	from: &T::AccountId,
+	to: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	pay::<T>(from, to, amount)?;
+	T::Currency::hold(&HoldReason::Holdback.into(), to, amount)
+}
+
+/// Releases `amount` of `payee`'s holdback: `take` of it to `treasury` (if it can receive it;
+/// else the payee keeps it), the rest to the payee's free balance. Returns what the treasury got.
+pub fn release_holdback<T: Config>(
+	payee: &T::AccountId,
+	treasury: &T::AccountId,
+	amount: BalanceOf<T>,
+	take: BalanceOf<T>,
+) -> Result<BalanceOf<T>, DispatchError> {
+	let reason = HoldReason::Holdback.into();
+	let take = if !take.is_zero()
+		&& T::Currency::transfer_on_hold(
+			&reason,
+			payee,
+			treasury,
+			take,
+			Precision::Exact,
+			Restriction::Free,
+			Fortitude::Force,
+		)
+		.is_ok()
+	{
+		take
+	} else {
+		Zero::zero()
+	};
+	let rest = amount.saturating_sub(take);
+	if !rest.is_zero() {
+		T::Currency::release(&reason, payee, rest, Precision::Exact)?;
+	}
+	Ok(take)
+}
+
+/// Returns `amount` of `payee`'s holdback to `payer`'s free balance.
+pub fn forfeit_holdback<T: Config>(
+	payee: &T::AccountId,
+	payer: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	T::Currency::transfer_on_hold(
+		&HoldReason::Holdback.into(),
+		payee,
+		payer,
+		amount,
+		Precision::Exact,
+		Restriction::Free,
+		Fortitude::Force,
+	)
+	.map(|_| ())
+}
+
+/// What is held on `who` as holdback, in all streams.
+pub fn withheld<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
+	T::Currency::balance_on_hold(&HoldReason::Holdback.into(), who)
 }
 
 /// What is held from `who` as stream escrow, in all streams.

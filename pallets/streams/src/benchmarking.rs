@@ -28,8 +28,17 @@ fn stream_with<T: Config>(index: u32, depositors: u32) -> StreamId {
 	let ed = T::Currency::minimum_balance();
 	let payer = funded::<T>("payer", index);
 	let payee = funded::<T>("payee", index);
-	let id =
-		Pallet::<T>::open(&payer, &payee, ed, ed.saturating_mul(1_000u32.into()), 0, None).unwrap();
+	let id = Pallet::<T>::open(
+		&payer,
+		&payee,
+		ed,
+		ed.saturating_mul(1_000u32.into()),
+		0,
+		None,
+		// A holdback: settling withholds too, the worst case.
+		Permill::from_percent(10),
+	)
+	.unwrap();
 	Pallet::<T>::start(id).unwrap();
 	for d in 1..depositors {
 		let depositor = funded::<T>("depositor", index * 1_000 + d);

@@ -44,7 +44,7 @@ impl<T: Config> Pallet<T> {
 		// A capped stream (a fixed-duration lease) already holds all it can ever pay: more would
 		// only sit there, and must never make it pay more than agreed.
 		if let Some(cap) = stream.cap {
-			ensure!(stream.held() < cap.saturating_sub(stream.paid), Error::<T>::FullyFunded);
+			ensure!(stream.held() < cap.saturating_sub(stream.charged()), Error::<T>::FullyFunded);
 		}
 		asset::hold::<T>(who, amount)?;
 		match stream.depositors.iter_mut().find(|d| &d.who == who) {
@@ -67,7 +67,7 @@ impl<T: Config> Pallet<T> {
 			let blocks: u128 = stream.grace_period.saturated_into();
 			let mut least = stream.rate.saturating_mul(blocks.saturated_into());
 			if let Some(cap) = stream.cap {
-				least = least.min(cap.saturating_sub(stream.paid));
+				least = least.min(cap.saturating_sub(stream.charged()));
 			}
 			ensure!(stream.payable() >= least, Error::<T>::TopUpTooSmall);
 		}
@@ -154,29 +154,118 @@ impl<T: Config> Pallet<T> {
 		}
 
 		let (mut to_payee, mut to_treasury) = (BalanceOf::<T>::zero(), BalanceOf::<T>::zero());
+		let mut withheld = BalanceOf::<T>::zero();
 		let treasury = T::Treasury::get();
 		for (share, deposit) in shares.into_iter().zip(stream.depositors.iter_mut()) {
-			let take = T::TakeRate::get().mul_floor(share);
+			// The holdback waits on the payee for its verdict; the protocol's take on it is
+			// taken when it is released.
+			let held_back = stream.holdback.mul_floor(share);
+			asset::withhold::<T>(&deposit.who, &stream.payee, held_back)?;
+			let now_paid = share - held_back;
+			let take = T::TakeRate::get().mul_floor(now_paid);
 			// If the treasury cannot receive the take, the payee gets it: nothing is lost.
 			let take = if asset::pay::<T>(&deposit.who, &treasury, take).is_ok() {
 				take
 			} else {
 				Zero::zero()
 			};
-			asset::pay::<T>(&deposit.who, &stream.payee, share - take)?;
+			asset::pay::<T>(&deposit.who, &stream.payee, now_paid - take)?;
 			deposit.remaining.saturating_reduce(share);
-			to_payee.saturating_accrue(share - take);
+			to_payee.saturating_accrue(now_paid - take);
 			to_treasury.saturating_accrue(take);
+			withheld.saturating_accrue(held_back);
 		}
-		let paid = to_payee.saturating_add(to_treasury);
-		stream.paid.saturating_accrue(paid);
+		stream.paid.saturating_accrue(to_payee.saturating_add(to_treasury));
+		stream.withheld.saturating_accrue(withheld);
 		Self::deposit_event(Event::Settled {
 			stream: id,
 			to_payee,
 			to_treasury,
+			withheld,
 			held: stream.held(),
 		});
-		Ok(paid)
+		Ok(owed)
+	}
+
+	/// Releases the withheld amounts scheduled for `due_by` or earlier (`None`: everything
+	/// withheld) to the payee, the protocol's take to the treasury. Does not store `stream`.
+	pub(crate) fn release_withheld(
+		id: StreamId,
+		stream: &mut StreamOf<T>,
+		due_by: Option<BlockNumberFor<T>>,
+	) -> Result<BalanceOf<T>, DispatchError> {
+		let amount = match due_by {
+			None => {
+				stream.tranches.clear();
+				stream.withheld
+			}
+			Some(by) => {
+				let due = stream.tranches.iter().take_while(|(at, _)| *at <= by).count();
+				let amount = stream
+					.tranches
+					.iter()
+					.take(due)
+					.fold(BalanceOf::<T>::zero(), |sum, (_, a)| sum.saturating_add(*a));
+				stream.tranches = BoundedVec::truncate_from(stream.tranches[due..].to_vec());
+				amount
+			}
+		};
+		if amount.is_zero() {
+			return Ok(amount);
+		}
+		let take = T::TakeRate::get().mul_floor(amount);
+		let to_treasury =
+			asset::release_holdback::<T>(&stream.payee, &T::Treasury::get(), amount, take)?;
+		stream.withheld.saturating_reduce(amount);
+		stream.paid.saturating_accrue(amount);
+		Self::deposit_event(Event::Released {
+			stream: id,
+			to_payee: amount - to_treasury,
+			to_treasury,
+			withheld: stream.withheld,
+		});
+		Ok(amount)
+	}
+
+	/// Returns everything withheld to the payer. Does not store `stream`.
+	pub(crate) fn forfeit_withheld(
+		id: StreamId,
+		stream: &mut StreamOf<T>,
+	) -> Result<BalanceOf<T>, DispatchError> {
+		let amount = stream.withheld;
+		stream.tranches.clear();
+		if amount.is_zero() {
+			return Ok(amount);
+		}
+		asset::forfeit_holdback::<T>(&stream.payee, &stream.payer, amount)?;
+		stream.withheld = Zero::zero();
+		stream.refunded.saturating_accrue(amount);
+		Self::deposit_event(Event::Forfeited { stream: id, amount });
+		Ok(amount)
+	}
+
+	/// Schedules what `stream` withheld since its last mark for release from `release_at`.
+	/// Does not store `stream`.
+	pub(crate) fn mark_withheld(
+		stream: &mut StreamOf<T>,
+		release_at: BlockNumberFor<T>,
+	) -> BalanceOf<T> {
+		let amount = stream.unmarked();
+		if amount.is_zero() {
+			return amount;
+		}
+		// Kept in order of release: a mark earlier than the latest (a shorter window asked
+		// later) waits with it; beyond the bound, it joins the latest.
+		let full = stream.tranches.len() as u32 >= crate::MAX_TRANCHES;
+		match stream.tranches.last_mut() {
+			Some((at, sum)) if *at >= release_at || full => {
+				*at = (*at).max(release_at);
+				sum.saturating_accrue(amount);
+			}
+			// Room is checked above: this cannot fail.
+			_ => drop(stream.tranches.try_push((release_at, amount))),
+		}
+		amount
 	}
 
 	/// `amount × part / whole`, rounded down, without overflow.

@@ -109,6 +109,9 @@ pub mod pallet {
 		/// Escrow of a payment stream, held on the depositor's account.
 		#[codec(index = 0)]
 		StreamEscrow,
+		/// A payment's holdback, held on the payee until the verdict on the period it paid for.
+		#[codec(index = 1)]
+		Holdback,
 	}
 
 	/// Every stream, by id. Closed streams stay, with their final accounts, until their owner
@@ -170,6 +173,8 @@ pub mod pallet {
 			to_payee: BalanceOf<T>,
 			/// Paid to the treasury.
 			to_treasury: BalanceOf<T>,
+			/// Withheld, on the payee, until its verdict.
+			withheld: BalanceOf<T>,
 			/// Escrow still held.
 			held: BalanceOf<T>,
 		},
@@ -209,6 +214,24 @@ pub mod pallet {
 			/// Everything refunded to depositors.
 			refunded: BalanceOf<T>,
 		},
+		/// Withheld payments were released to the payee.
+		Released {
+			/// The stream.
+			stream: StreamId,
+			/// Paid to the payee.
+			to_payee: BalanceOf<T>,
+			/// Paid to the treasury.
+			to_treasury: BalanceOf<T>,
+			/// Still withheld.
+			withheld: BalanceOf<T>,
+		},
+		/// Withheld payments were returned to the payer.
+		Forfeited {
+			/// The stream.
+			stream: StreamId,
+			/// Returned to the payer.
+			amount: BalanceOf<T>,
+		},
 		/// A closed stream's record was pruned, with its owner's.
 		Reaped {
 			/// The stream.
@@ -241,6 +264,8 @@ pub mod pallet {
 		AlreadyStarted,
 		/// The stream is still open: only a closed one may be pruned.
 		StreamOpen,
+		/// Part of the stream's payments is still withheld, waiting for a verdict.
+		HoldbackPending,
 	}
 
 	#[pallet::hooks]

@@ -16,6 +16,7 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 		deposit: BalanceOf<T>,
 		reference: u64,
 		cap: Option<BalanceOf<T>>,
+		holdback: Permill,
 	) -> Result<StreamId, DispatchError> {
 		ensure!(!rate.is_zero(), Error::<T>::ZeroRate);
 		ensure!(!deposit.is_zero(), Error::<T>::ZeroAmount);
@@ -36,6 +37,9 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 			}]),
 			deposited: deposit,
 			paid: Zero::zero(),
+			holdback,
+			withheld: Zero::zero(),
+			tranches: Default::default(),
 			refunded: Zero::zero(),
 			reference,
 			grace_period: T::GracePeriod::get(),
@@ -91,7 +95,38 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 	}
 
 	fn paid(id: StreamId) -> Option<BalanceOf<T>> {
-		Records::<T>::get(id).map(|s| s.paid)
+		Records::<T>::get(id).map(|s| s.charged())
+	}
+
+	fn mark(id: StreamId, release_at: BlockNumberFor<T>) -> Result<BalanceOf<T>, DispatchError> {
+		let mut stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
+		if stream.status != StreamStatus::Closed {
+			Self::settle_stream(id, &mut stream)?;
+		}
+		let marked = Self::mark_withheld(&mut stream, release_at);
+		Records::<T>::insert(id, stream);
+		Ok(marked)
+	}
+
+	fn release(
+		id: StreamId,
+		due_by: Option<BlockNumberFor<T>>,
+	) -> Result<BalanceOf<T>, DispatchError> {
+		let mut stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
+		let released = Self::release_withheld(id, &mut stream, due_by)?;
+		Records::<T>::insert(id, stream);
+		Ok(released)
+	}
+
+	fn forfeit(id: StreamId) -> Result<BalanceOf<T>, DispatchError> {
+		let mut stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
+		let forfeited = Self::forfeit_withheld(id, &mut stream)?;
+		Records::<T>::insert(id, stream);
+		Ok(forfeited)
+	}
+
+	fn withheld(id: StreamId) -> Option<BalanceOf<T>> {
+		Records::<T>::get(id).map(|s| s.withheld)
 	}
 
 	fn depositors(id: StreamId) -> Option<u32> {
@@ -105,6 +140,7 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 	fn reap(id: StreamId) -> DispatchResult {
 		let stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
 		ensure!(stream.status == StreamStatus::Closed, Error::<T>::StreamOpen);
+		ensure!(stream.withheld.is_zero(), Error::<T>::HoldbackPending);
 		Records::<T>::remove(id);
 		Self::deposit_event(Event::Reaped { stream: id });
 		Ok(())
@@ -117,17 +153,29 @@ impl<T: Config> Pallet<T> {
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
 		let now = frame_system::Pallet::<T>::block_number();
 		let mut held_by: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let mut withheld_on: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		for (id, stream) in Records::<T>::iter() {
 			ensure!(id < NextStreamId::<T>::get(), "a stream id is not below NextStreamId");
 			let held = stream.held();
 			ensure!(
-				stream.paid.saturating_add(stream.refunded).saturating_add(held)
+				stream.charged().saturating_add(stream.refunded).saturating_add(held)
 					== stream.deposited,
-				"a stream does not conserve money: paid + refunded + held != deposited"
+				"a stream does not conserve money: paid + withheld + refunded + held != deposited"
 			);
 			if let Some(cap) = stream.cap {
-				ensure!(stream.paid <= cap, "a stream paid more than its cap");
+				ensure!(stream.charged() <= cap, "a stream charged more than its cap");
 			}
+			let marked = stream
+				.tranches
+				.iter()
+				.fold(BalanceOf::<T>::zero(), |sum, (_, a)| sum.saturating_add(*a));
+			ensure!(marked <= stream.withheld, "a stream scheduled more than it withholds");
+			ensure!(
+				stream.tranches.windows(2).all(|pair| pair[0].0 < pair[1].0),
+				"a stream's scheduled releases are out of order"
+			);
+			let entry = withheld_on.entry(stream.payee.clone()).or_default();
+			*entry = entry.saturating_add(stream.withheld);
 			ensure!(
 				stream.depositors.iter().fold(BalanceOf::<T>::zero(), |s, d| s + d.deposited)
 					== stream.deposited,
@@ -163,6 +211,12 @@ impl<T: Config> Pallet<T> {
 			ensure!(
 				asset::held::<T>(&who) == amount,
 				"a depositor's escrow hold differs from its streams"
+			);
+		}
+		for (who, amount) in withheld_on {
+			ensure!(
+				asset::withheld::<T>(&who) == amount,
+				"a payee's holdback differs from what its streams withhold"
 			);
 		}
 		for (id, slot) in buckets::all::<WakeupQueue<T>>(now)? {

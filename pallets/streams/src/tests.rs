@@ -12,8 +12,16 @@ use stint_traits::PaymentStreams;
 
 /// Opens a stream from BUYER to PROVIDER at block 1 and starts it.
 fn open(rate: Balance, deposit: Balance) -> StreamId {
-	let id = <Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 42, None)
-		.unwrap();
+	let id = <Streams as PaymentStreams<_, _, _>>::open(
+		&BUYER,
+		&PROVIDER,
+		rate,
+		deposit,
+		42,
+		None,
+		Permill::zero(),
+	)
+	.unwrap();
 	<Streams as PaymentStreams<_, _, _>>::start(id).unwrap();
 	id
 }
@@ -21,8 +29,16 @@ fn open(rate: Balance, deposit: Balance) -> StreamId {
 #[test]
 fn a_pending_stream_charges_nothing_until_started() {
 	ExtBuilder::build_and_execute(|| {
-		let id = <Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42, None)
-			.unwrap();
+		let id = <Streams as PaymentStreams<_, _, _>>::open(
+			&BUYER,
+			&PROVIDER,
+			10,
+			100,
+			42,
+			None,
+			Permill::zero(),
+		)
+		.unwrap();
 		assert_eq!(stream(id).status, StreamStatus::Pending);
 		assert_eq!(escrow(BUYER), 100);
 		run_to_block(30);
@@ -43,8 +59,16 @@ fn a_pending_stream_charges_nothing_until_started() {
 #[test]
 fn closing_a_pending_stream_refunds_everything() {
 	ExtBuilder::build_and_execute(|| {
-		let id = <Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 100, 42, None)
-			.unwrap();
+		let id = <Streams as PaymentStreams<_, _, _>>::open(
+			&BUYER,
+			&PROVIDER,
+			10,
+			100,
+			42,
+			None,
+			Permill::zero(),
+		)
+		.unwrap();
 		run_to_block(10);
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::close(id), Ok((0, 100)));
 		assert_eq!(free(BUYER), ENDOWMENT);
@@ -82,9 +106,16 @@ fn open_holds_the_escrow_and_knows_its_depletion_block() {
 fn a_capped_stream_never_pays_more_than_its_cap_nor_takes_more_escrow() {
 	ExtBuilder::build_and_execute(|| {
 		// 150 held, but at most 100 may ever be paid (a fixed lease: 10 blocks at 10).
-		let id =
-			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, 10, 150, 42, Some(100))
-				.unwrap();
+		let id = <Streams as PaymentStreams<_, _, _>>::open(
+			&BUYER,
+			&PROVIDER,
+			10,
+			150,
+			42,
+			Some(100),
+			Permill::zero(),
+		)
+		.unwrap();
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::start(id), Ok(11));
 		assert_noop!(Streams::top_up(RuntimeOrigin::signed(3), id, 50), Error::<Test>::FullyFunded);
 		run_to_block(11);
@@ -102,7 +133,15 @@ fn a_capped_stream_never_pays_more_than_its_cap_nor_takes_more_escrow() {
 fn open_refuses_bad_input() {
 	ExtBuilder::build_and_execute(|| {
 		let open = |rate, deposit| {
-			<Streams as PaymentStreams<_, _, _>>::open(&BUYER, &PROVIDER, rate, deposit, 0, None)
+			<Streams as PaymentStreams<_, _, _>>::open(
+				&BUYER,
+				&PROVIDER,
+				rate,
+				deposit,
+				0,
+				None,
+				Permill::zero(),
+			)
 		};
 		assert_noop!(open(0, 100), Error::<Test>::ZeroRate);
 		assert_noop!(open(1, 0), Error::<Test>::ZeroAmount);
@@ -122,7 +161,7 @@ fn settle_pays_rate_times_elapsed_blocks_to_the_payee() {
 		assert_eq!(escrow(BUYER), 930);
 		assert_eq!(
 			last_event(),
-			Event::Settled { stream: id, to_payee: 70, to_treasury: 0, held: 930 }
+			Event::Settled { stream: id, to_payee: 70, to_treasury: 0, withheld: 0, held: 930 }
 		);
 		assert_eq!(Streams::owed(id), Some(0));
 		// Settling twice in a block pays nothing more.
@@ -309,7 +348,13 @@ fn the_protocol_take_goes_to_the_treasury() {
 		assert_eq!(free(TREASURY), 1 + 100);
 		assert_eq!(
 			last_event(),
-			Event::Settled { stream: id, to_payee: 900, to_treasury: 100, held: 9_000 }
+			Event::Settled {
+				stream: id,
+				to_payee: 900,
+				to_treasury: 100,
+				withheld: 0,
+				held: 9_000
+			}
 		);
 		TakeRate::set(Permill::zero());
 	});
@@ -388,5 +433,105 @@ fn only_a_closed_stream_is_pruned() {
 		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
 		assert_ok!(reap(id));
 		assert!(Records::<Test>::get(id).is_none());
+	});
+}
+
+/// Puts the protocol take back to zero when a test that set it ends.
+struct Reset;
+impl Drop for Reset {
+	fn drop(&mut self) {
+		TakeRate::set(Permill::zero());
+	}
+}
+
+fn open_with_holdback(rate: Balance, deposit: Balance, holdback: u32) -> StreamId {
+	let id = <Streams as PaymentStreams<_, _, _>>::open(
+		&BUYER,
+		&PROVIDER,
+		rate,
+		deposit,
+		42,
+		None,
+		Permill::from_percent(holdback),
+	)
+	.unwrap();
+	assert_ok!(<Streams as PaymentStreams<_, _, _>>::start(id));
+	id
+}
+
+fn holdback_of(who: u64) -> Balance {
+	<Balances as frame::traits::fungible::InspectHold<_>>::balance_on_hold(
+		&HoldReason::Holdback.into(),
+		&who,
+	)
+}
+
+#[test]
+fn a_holdback_is_withheld_on_the_payee_and_released_when_due() {
+	ExtBuilder::build_and_execute(|| {
+		TakeRate::set(Permill::from_percent(10));
+		let _reset = Reset;
+		let id = open_with_holdback(10, 1_000, 10);
+		let provider0 = free(PROVIDER);
+		let treasury0 = free(TREASURY);
+		// Ten blocks: 100 charged; 10 withheld on the payee, 90 paid (9 of it the take).
+		run_to_block(11);
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::mark(id, 20));
+		assert_eq!(holdback_of(PROVIDER), 10);
+		assert_eq!(free(PROVIDER), provider0 + 81);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::paid(id), Some(100));
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::withheld(id), Some(10));
+		// Ten more, marked for later; the first part is not due before block 20.
+		run_to_block(21);
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::mark(id, 30));
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::release(id, Some(19)), Ok(0));
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::release(id, Some(20)), Ok(10));
+		assert_eq!(holdback_of(PROVIDER), 10);
+		// Released: the take (1) to the treasury, the rest (9) to the payee.
+		assert_eq!(free(PROVIDER), provider0 + 81 + 81 + 9);
+		assert_eq!(free(TREASURY), treasury0 + 9 + 9 + 1);
+		// Closing leaves the holdback withheld: the stream cannot be pruned until it is settled.
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
+		assert_noop!(
+			<Streams as PaymentStreams<_, _, _>>::reap(id),
+			Error::<Test>::HoldbackPending
+		);
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::release(id, None), Ok(10));
+		assert_eq!(holdback_of(PROVIDER), 0);
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::reap(id));
+	});
+}
+
+#[test]
+fn a_forfeited_holdback_returns_to_the_payer_and_nothing_is_lost() {
+	ExtBuilder::build_and_execute(|| {
+		let buyer0 = free(BUYER);
+		let id = open_with_holdback(10, 1_000, 25);
+		run_to_block(5);
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::mark(id, 100));
+		run_to_block(9);
+		// 80 charged: 20 withheld (5 of it marked, 15 not), 60 paid.
+		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::withheld(id), Some(20));
+		assert_eq!(<Streams as PaymentStreams<_, _, _>>::forfeit(id), Ok(20));
+		assert_eq!(holdback_of(PROVIDER), 0);
+		assert_eq!(free(BUYER), buyer0 - 60);
+		let stream = stream(id);
+		assert_eq!((stream.paid, stream.withheld, stream.refunded), (60, 0, 940));
+	});
+}
+
+#[test]
+fn marks_beyond_the_bound_join_the_latest_never_releasing_earlier() {
+	ExtBuilder::build_and_execute(|| {
+		let id = open_with_holdback(10, 100_000, 10);
+		for i in 0..(MAX_TRANCHES + 3) {
+			run_to_block(2 + i as u64);
+			assert_ok!(<Streams as PaymentStreams<_, _, _>>::mark(id, 100 + i as u64));
+		}
+		let stream = stream(id);
+		assert_eq!(stream.tranches.len() as u32, MAX_TRANCHES);
+		assert_eq!(stream.tranches.last().unwrap().0, 100 + (MAX_TRANCHES + 2) as u64);
+		assert_eq!(stream.unmarked(), 0);
 	});
 }

@@ -5,6 +5,10 @@ use frame::prelude::*;
 use scale_info::TypeInfo;
 use stint_traits::buckets::Slot;
 
+/// The most scheduled parts of a stream's holdback: a mark beyond them joins the latest (whose
+/// release it shares, never earlier than asked).
+pub const MAX_TRANCHES: u32 = 8;
+
 /// Where a stream is in its life.
 #[derive(
 	Clone,
@@ -71,8 +75,16 @@ where
 	pub depositors: BoundedVec<Deposit<AccountId, Balance>, MaxDepositors>,
 	/// Everything ever deposited.
 	pub deposited: Balance,
-	/// Everything paid out (to the payee and the treasury).
+	/// Everything paid out for good (to the payee and the treasury).
 	pub paid: Balance,
+	/// The share of every payment withheld, held on the payee until its verdict.
+	pub holdback: Permill,
+	/// Taken from the escrow but withheld: held on the payee (hold reason `Holdback`) until
+	/// released to it or forfeited to the payer.
+	pub withheld: Balance,
+	/// The parts of `withheld` scheduled for release, each from its block, in order; the rest
+	/// is the current period's, not scheduled yet.
+	pub tranches: BoundedVec<(BlockNumber, Balance), ConstU32<MAX_TRANCHES>>,
 	/// Everything refunded to depositors.
 	pub refunded: Balance,
 	/// The owner's reference (a lease id), passed to the observer.
@@ -99,13 +111,25 @@ where
 		self.depositors.iter().fold(Zero::zero(), |sum: Balance, d| sum.saturating_add(d.remaining))
 	}
 
+	/// Everything charged: paid for good and withheld.
+	pub fn charged(&self) -> Balance {
+		self.paid.saturating_add(self.withheld)
+	}
+
 	/// What it may still pay out: the escrow held, or less where the cap is nearer.
 	pub fn payable(&self) -> Balance {
 		let held = self.held();
 		match self.cap {
-			Some(cap) => held.min(cap.saturating_sub(self.paid)),
+			Some(cap) => held.min(cap.saturating_sub(self.charged())),
 			None => held,
 		}
+	}
+
+	/// The part of `withheld` not scheduled yet.
+	pub fn unmarked(&self) -> Balance {
+		let marked =
+			self.tranches.iter().fold(Zero::zero(), |sum: Balance, (_, a)| sum.saturating_add(*a));
+		self.withheld.saturating_sub(marked)
 	}
 }
 

@@ -138,7 +138,9 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	/// Opens a pending stream that will pay `rate` per block from `payer` to `payee`, holding
 	/// `deposit` of the payer's balance as escrow now. It charges nothing until [`Self::start`].
 	/// `reference` (e.g. a lease id) comes back in every [`StreamObserver`] notification. With
-	/// a `cap`, it never pays out more than that in all, whatever is deposited later.
+	/// a `cap`, it never charges more than that in all, whatever is deposited later. The
+	/// `holdback` share of every payment is withheld: held on the payee until
+	/// [`Self::release`] pays it or [`Self::forfeit`] returns it to the payer.
 	fn open(
 		payer: &AccountId,
 		payee: &AccountId,
@@ -146,6 +148,7 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 		deposit: Balance,
 		reference: u64,
 		cap: Option<Balance>,
+		holdback: Permill,
 	) -> Result<StreamId, DispatchError>;
 	/// Starts charging a pending stream from this block. Returns the block its escrow runs out.
 	fn start(id: StreamId) -> Result<BlockNumber, DispatchError>;
@@ -162,8 +165,21 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	fn remaining(id: StreamId) -> Option<Balance>;
 	/// Removes a closed stream's record. Refused while it is open.
 	fn reap(id: StreamId) -> DispatchResult;
-	/// Everything the stream paid over its life (payee and treasury), closed or not.
+	/// Everything the stream charged over its life (paid to the payee and the treasury, and
+	/// withheld), closed or not.
 	fn paid(id: StreamId) -> Option<Balance>;
+	/// Settles an open stream, then sets what it has withheld and not yet scheduled (the
+	/// holdback of the period since the last mark) to be released from block `release_at`.
+	/// Also works on a closed stream (its last period). Returns the amount scheduled.
+	fn mark(id: StreamId, release_at: BlockNumber) -> Result<Balance, DispatchError>;
+	/// Pays the payee (less the protocol's take) the withheld amounts scheduled for
+	/// `due_by` or earlier; with `None`, everything withheld, scheduled or not. Returns what
+	/// it released.
+	fn release(id: StreamId, due_by: Option<BlockNumber>) -> Result<Balance, DispatchError>;
+	/// Returns everything withheld, scheduled or not, to the payer. Returns the amount.
+	fn forfeit(id: StreamId) -> Result<Balance, DispatchError>;
+	/// What the stream withholds now (held on the payee), if it exists.
+	fn withheld(id: StreamId) -> Option<Balance>;
 	/// How many accounts paid into the stream: what settling or closing it costs grows with it.
 	fn depositors(id: StreamId) -> Option<u32>;
 	/// The most depositors a stream takes: what a call that settles or closes one is weighed at
@@ -220,6 +236,10 @@ pub struct NewLease<AccountId, Balance, BlockNumber> {
 	pub termination_notice: BlockNumber,
 	/// The sha256 digest of the image the order pinned: the result must name it.
 	pub image_digest: [u8; 32],
+	/// The share of every payment withheld until the verdict on the period it paid for.
+	pub holdback: Permill,
+	/// Blocks the buyer asked to judge a result in (zero: the chain's verdict window).
+	pub verdict_window: BlockNumber,
 }
 
 /// Creates leases: implemented by the lease pallet, called by the market.
@@ -232,9 +252,21 @@ pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
 	/// The block `lease` ended in, if it exists and has ended.
 	fn ended_at(lease: LeaseId) -> Option<BlockNumber>;
 	/// Removes an ended lease and its payment stream from storage, recording a verdict still
-	/// pending on an early result. Refused while the lease is live or its objection window is
-	/// open.
+	/// pending on its result. Refused while the lease is live or its verdict window is open.
 	fn reap(lease: LeaseId) -> DispatchResult;
+}
+
+/// What a provider still answers for after its leases ended: the registry asks before it lets
+/// the provider leave, so no verdict, slash or dispute can be dodged by deregistering.
+pub trait Obligations<AccountId> {
+	/// How many results of `who` still wait for a verdict (their collateral locked).
+	fn pending(who: &AccountId) -> u32;
+}
+
+impl<AccountId> Obligations<AccountId> for () {
+	fn pending(_: &AccountId) -> u32 {
+		0
+	}
 }
 
 /// The wake-up queue a block hook works through: a storage map from a block to the bounded list

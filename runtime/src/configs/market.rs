@@ -8,7 +8,7 @@ use sp_runtime::{traits::AccountIdConversion, Permill};
 use super::dynamic_params;
 use crate::{
 	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Providers, Runtime,
-	RuntimeHoldReason, Streams, DAYS, HOURS, MICRO_STINT, MILLI_STINT, STINT,
+	RuntimeHoldReason, Streams, DAYS, HOURS, MICRO_STINT, MILLI_STINT, MINUTES, STINT,
 };
 
 parameter_types! {
@@ -22,6 +22,15 @@ parameter_types! {
 	pub const MaxBidWindow: BlockNumber = DAYS;
 	pub const AcceptPeriod: BlockNumber = HOURS;
 	pub const MaxTerminationNotice: BlockNumber = DAYS;
+	/// An open-ended lease's provider gives at least ten minutes' notice before it leaves.
+	pub const MinTerminationNotice: BlockNumber = 10 * MINUTES;
+	/// At least a tenth of every payment waits for the buyer's verdict on the period it paid.
+	pub const MinHoldback: Permill = Permill::from_percent(10);
+	/// The longest verdict window an order may ask for (the chain's own is a parameter).
+	pub const MaxVerdictWindow: BlockNumber = 7 * DAYS;
+	/// A provider that leaves a lease within an hour of acknowledging it risks its whole
+	/// collateral (as a no-show) if the buyer objects.
+	pub const EarlyExitBlocks: BlockNumber = HOURS;
 	/// Storage deposits: 0.1 STINT per order (its lease and stream included) and 100 µSTINT per
 	/// byte of it, so a 24 KiB job spec holds about 2.5 STINT until it is pruned.
 	pub const StorageDepositBase: Balance = 100 * MILLI_STINT;
@@ -55,6 +64,9 @@ impl pallet_market::Config for Runtime {
 	type MaxBidWindow = MaxBidWindow;
 	type AcceptPeriod = AcceptPeriod;
 	type MaxTerminationNotice = MaxTerminationNotice;
+	type MinTerminationNotice = MinTerminationNotice;
+	type MinHoldback = MinHoldback;
+	type MaxVerdictWindow = MaxVerdictWindow;
 	type StorageDepositBase = StorageDepositBase;
 	type StorageDepositPerByte = StorageDepositPerByte;
 	type Retention = Retention;
@@ -87,7 +99,9 @@ impl pallet_leases::Config for Runtime {
 	type MaxGpusPerLease = ConstU32<16>;
 	type FullCreditBlocks = FullCreditBlocks;
 	type FullCreditPayment = FullCreditPayment;
-	type ObjectionWindow = dynamic_params::leases::ObjectionWindow;
+	type VerdictWindow = dynamic_params::leases::VerdictWindow;
+	type MaxVerdictWindow = MaxVerdictWindow;
+	type EarlyExitBlocks = EarlyExitBlocks;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;

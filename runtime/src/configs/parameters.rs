@@ -1,5 +1,5 @@
 //! Settings root may change while the chain runs (the SDK's parameters pallet): the deadlines of
-//! leases and streams, and the window in which a buyer may object to an early result. Each lease,
+//! leases and streams, and the window in which a buyer may object to a result. Each lease,
 //! stream and pending verdict keeps the values it was created with, so a change applies to those
 //! created after it. The defaults are the values the chain launched with.
 
@@ -11,7 +11,7 @@ use frame_support::{
 };
 use frame_system::EnsureRoot;
 
-use crate::{AccountId, BlockNumber, Runtime, RuntimeEvent, DAYS, HOURS, MINUTES};
+use crate::{AccountId, BlockNumber, Runtime, RuntimeEvent, HOURS, MINUTES};
 
 #[dynamic_params(RuntimeParameters, pallet_parameters::Parameters::<Runtime>)]
 pub mod dynamic_params {
@@ -33,10 +33,12 @@ pub mod dynamic_params {
 		#[codec(index = 2)]
 		pub static CheckpointInterval: BlockNumber = HOURS;
 
-		/// Blocks a buyer has to check an early result and object before it counts toward its
-		/// provider's reputation.
+		/// Blocks a buyer has to check a result (or a checkpoint) and object before it counts:
+		/// meanwhile its holdback is withheld and, after a result, the lease's collateral stays
+		/// locked. An order may ask for longer, up to `MaxVerdictWindow` (7 days); a value above
+		/// that is taken as that.
 		#[codec(index = 3)]
-		pub static ObjectionWindow: BlockNumber = DAYS;
+		pub static VerdictWindow: BlockNumber = 2 * HOURS;
 	}
 
 	/// `pallet-streams`.

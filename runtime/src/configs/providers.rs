@@ -39,5 +39,7 @@ impl pallet_providers::Config for Runtime {
 	type ReputationDecay = ReputationDecay;
 	/// Pausing, leaving or changing hardware withdraws the provider's standing bids.
 	type Bids = crate::Market;
+	/// Results waiting for their buyers' verdicts keep a provider from leaving.
+	type Obligations = crate::Leases;
 	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
 }

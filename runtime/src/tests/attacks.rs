@@ -138,6 +138,9 @@ fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
 		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		assert_eq!(free(&alice()), alice0 - 10 * STINT - storage(id));
+		// A tenth waits for Alice's verdict.
+		assert_eq!(free(&eve()), eve0 + 9 * STINT);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), lease));
 		assert_eq!(free(&eve()), eve0 + 10 * STINT);
 		assert_eq!(free(&bob()), bob0);
 		books.check(0);
@@ -252,12 +255,15 @@ fn an_early_result_is_not_a_free_exit_for_reputation() {
 		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		assert_eq!(reputation(&eve()).score(), before, "nothing counts before the verdict");
-		// Alice objects: a failed delivery, weighted by the little that was delivered.
+		// Alice objects: a failed delivery, counted in full (the lease ended within an hour of
+		// its ack), and Eve's whole collateral was at stake: burnt, since when a result comes is
+		// the job's doing too and an objection must not earn the buyer money.
+		assert_eq!(locked(&eve()), COLLATERAL, "the collateral waits for the verdict");
 		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(alice()), lease));
 		assert_eq!(reputation(&eve()).objected, 1);
 		assert!(reputation(&eve()).score() < before);
-		assert_eq!(locked(&eve()), 0, "no slash without proof");
-		books.check(0);
+		assert_eq!(locked(&eve()), 0);
+		books.check(COLLATERAL);
 	});
 }
 
@@ -525,6 +531,7 @@ fn filling_the_wake_up_queue_never_makes_an_acknowledgement_fail() {
 					blocks as crate::Balance * STINT,
 					u64::MAX - u64::from(n),
 					None,
+					Default::default(),
 				)
 				.unwrap();
 				<Streams as PaymentStreams<_, _, _>>::start(stream).unwrap();
@@ -549,7 +556,7 @@ fn filling_the_wake_up_queue_never_makes_an_acknowledgement_fail() {
 fn an_early_result_counts_only_once_the_buyer_accepts_or_lets_the_window_pass() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
-		let window = <Runtime as pallet_leases::Config>::ObjectionWindow::get();
+		let window = <Runtime as pallet_leases::Config>::VerdictWindow::get();
 		let early = |buyer: &AccountId, device: u8| {
 			let id = order(buyer, terms(Some(100), true, 0), 100 * STINT);
 			bid(&eve(), id, STINT / 100, gpu("eve", device));

@@ -82,6 +82,8 @@ fn the_leases_helper_makes_providers_whose_keystore_key_signs_their_results() {
 			collateral,
 			termination_notice: 0,
 			image_digest: [7; 32],
+			holdback: Default::default(),
+			verdict_window: 0,
 		})
 		.unwrap();
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(provider.clone()), lease));
@@ -94,7 +96,16 @@ fn the_leases_helper_makes_providers_whose_keystore_key_signs_their_results() {
 		};
 		let report = Report::new(Leases::genesis_hash(), lease, ReportKind::Final, c);
 		let signature = sp_io::crypto::sr25519_sign(WORKER, &key, &report.signing_bytes()).unwrap();
-		assert_ok!(Leases::submit_result(RuntimeOrigin::signed(buyer), lease, c, signature));
+		assert_ok!(Leases::submit_result(
+			RuntimeOrigin::signed(buyer.clone()),
+			lease,
+			c,
+			signature
+		));
+		// The collateral waits for the buyer's verdict.
+		assert_eq!(locked(&provider), collateral);
+		books.check(0);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(buyer), lease));
 		assert_eq!(locked(&provider), 0);
 		books.check(0);
 	});

@@ -59,7 +59,10 @@ pub(super) fn spec() -> JobSpec {
 }
 
 /// One GPU with at least 80 GB, up to 1 STINT per block for `duration`, bids for 2 blocks.
+/// An open-ended order asks at least the chain's least notice.
 pub(super) fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> TermsOf<Runtime> {
+	let least = <Runtime as pallet_market::Config>::MinTerminationNotice::get();
+	let notice = if duration.is_none() { notice.max(least) } else { notice };
 	OrderTerms {
 		requirements: GpuRequirements {
 			gpu_count: 1,
@@ -76,6 +79,8 @@ pub(super) fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> Te
 		auto_accept,
 		replicas: 1,
 		termination_notice: notice,
+		holdback: <Runtime as pallet_market::Config>::MinHoldback::get(),
+		verdict_window: 0,
 	}
 }
 
@@ -107,6 +112,14 @@ impl Books {
 				.sum();
 			let in_leases: Balance =
 				Leases::leases_of(&provider).into_iter().map(|(_, lease)| lease.collateral).sum();
+			// Ended leases whose results wait for their buyers' verdicts keep theirs.
+			let in_verdicts: Balance = pallet_leases::PendingVerdicts::<Runtime>::iter()
+				.filter_map(|(id, verdict)| {
+					let lease = pallet_leases::Leases::<Runtime>::get(id)?;
+					(lease.provider == provider).then_some(verdict.collateral)
+				})
+				.sum();
+			let in_leases = in_leases + in_verdicts;
 			assert_eq!(ledger.locked, in_bids + in_leases, "locked collateral of {provider}");
 		}
 		assert_eq!(Balances::total_issuance(), self.issuance - burnt, "issuance");
@@ -253,11 +266,16 @@ fn order_bids_auto_accept_ack_stream_result() {
 		);
 		books.check(0);
 
-		// Anyone (here Bob) sends the result Eve's worker signed.
+		// Anyone (here Bob) sends the result Eve's worker signed: Eve is paid less the holdback
+		// (a tenth), which waits with her collateral for Alice's verdict.
 		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
-		assert_eq!(free(&eve()), eve0 + 25 * STINT);
+		assert_eq!(free(&eve()), eve0 + 25 * STINT - 25 * STINT / 10);
 		assert_eq!(free(&alice()), alice0 - 25 * STINT - storage(id));
+		assert_eq!(locked(&eve()), COLLATERAL);
+		books.check(0);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), lease));
+		assert_eq!(free(&eve()), eve0 + 25 * STINT);
 		assert_eq!(locked(&eve()), 0);
 		assert!(Leases::leases_of(&eve()).is_empty());
 		assert_eq!(
@@ -398,8 +416,9 @@ fn a_missed_result_is_slashed() {
 fn a_provider_terminates_with_notice_or_is_slashed() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
-		let first = order(&alice(), terms(None, true, 5), 100 * STINT);
-		let second = order(&bob(), terms(None, true, 5), 100 * STINT);
+		// Both ask the chain's least notice (ten minutes: 100 blocks).
+		let first = order(&alice(), terms(None, true, 5), 200 * STINT);
+		let second = order(&bob(), terms(None, true, 5), 200 * STINT);
 		bid(&eve(), first, STINT, gpu("eve", 0));
 		bid(&eve(), second, STINT, gpu("eve", 1));
 		run_to(3);
@@ -407,13 +426,17 @@ fn a_provider_terminates_with_notice_or_is_slashed() {
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), a));
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), b));
 		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(eve()), a));
-		run_to(8);
+		run_to(103);
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), a));
 		assert_eq!(
 			status(a),
 			LeaseStatus::Terminated { reason: TerminationReason::ProviderNotice }
 		);
+		// Served notice: no slash, but within the hour after its ack, so Alice's verdict may
+		// still take all its collateral; she accepts.
 		books.check(0);
+		assert_eq!(locked(&eve()), 2 * COLLATERAL);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), a));
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), b));
 		assert_eq!(
 			status(b),

@@ -114,4 +114,5 @@ mod benchmark_helpers;
 mod metadata;
 mod performance;
 mod property;
+mod verdicts;
 mod workers;

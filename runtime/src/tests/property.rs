@@ -77,7 +77,9 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 	use pallet_leases::Call as L;
 	use pallet_market::Call as M;
 	use pallet_streams::Call as S;
-	match rng.below(16) {
+	// One call in ten is about verdicts, notices and checkpoints; the rest drive the market.
+	let kind = if rng.below(10) == 0 { 16 + rng.below(5) } else { rng.below(16) };
+	match kind {
 		0 | 1 => {
 			let duration = if rng.below(3) == 0 { None } else { Some(2 + rng.below(40) as u32) };
 			let mut terms = terms(duration, rng.below(2) == 0, rng.below(3) as u32);
@@ -122,6 +124,37 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 			let amount = rng.below(200) as crate::Balance * STINT;
 			RuntimeCall::Streams(S::top_up { stream, amount })
 		}
+		16..=18 => {
+			// Mostly a lease whose verdict is pending, now and then any.
+			let pending = pallet_leases::PendingVerdicts::<Runtime>::iter_keys().next();
+			let lease = match pending {
+				Some(pending) if rng.below(4) != 0 => pending,
+				_ => lease,
+			};
+			match kind {
+				16 => RuntimeCall::Leases(L::accept_result { lease }),
+				17 => RuntimeCall::Leases(L::object_to_result { lease }),
+				_ => RuntimeCall::Leases(L::confirm_result { lease }),
+			}
+		}
+		19 => RuntimeCall::Leases(L::give_notice { lease }),
+		20 => {
+			let c = result(0);
+			// Mostly a live lease.
+			let live = pallet_leases::LiveLeases::<Runtime>::iter_keys().next().map(|(_, id)| id);
+			let lease = match live {
+				Some(live) if rng.below(4) != 0 => live,
+				_ => lease,
+			};
+			let Some(l) = pallet_leases::Leases::<Runtime>::get(lease) else {
+				return RuntimeCall::Leases(L::report_missed_result { lease });
+			};
+			let sequence = l.checkpoints + 1;
+			let kind = ReportKind::Checkpoint { sequence };
+			let report = Report::new(Leases::genesis_hash(), lease, kind, c);
+			let signature = worker_of(&l.provider).pair().sign(&report.signing_bytes());
+			RuntimeCall::Leases(L::checkpoint { lease, commitment: c, signature })
+		}
 		_ => RuntimeCall::Leases(L::report_no_show { lease }),
 	}
 }
@@ -149,10 +182,13 @@ fn signer_for(call: &RuntimeCall, rng: &mut Rng) -> AccountId {
 			pallet_market::Orders::<Runtime>::get(order).map_or(alice(), |o| o.buyer)
 		}
 		RuntimeCall::Leases(pallet_leases::Call::ack_lease { lease })
+		| RuntimeCall::Leases(pallet_leases::Call::give_notice { lease })
 		| RuntimeCall::Leases(pallet_leases::Call::terminate { lease }) => {
 			pallet_leases::Leases::<Runtime>::get(lease).map_or(eve(), |l| l.provider)
 		}
-		RuntimeCall::Leases(pallet_leases::Call::close_lease { lease }) => {
+		RuntimeCall::Leases(pallet_leases::Call::close_lease { lease })
+		| RuntimeCall::Leases(pallet_leases::Call::accept_result { lease })
+		| RuntimeCall::Leases(pallet_leases::Call::object_to_result { lease }) => {
 			pallet_leases::Leases::<Runtime>::get(lease).map_or(alice(), |l| l.buyer)
 		}
 		_ => rng.pick(&everyone),

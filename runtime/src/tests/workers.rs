@@ -89,7 +89,10 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 			signed(lease, ReportKind::Final, &c)
 		));
 		assert_eq!(status(lease), LeaseStatus::Completed);
-		// Ten blocks at 0.5 STINT went to Eve's account, not the worker's.
+		// Ten blocks at 0.5 STINT went to Eve's account, not the worker's: 4.5 now, 0.5 once
+		// Alice accepts.
+		assert_eq!(super::lifecycle::free(&eve()), eve0 + 5 * STINT - STINT / 2);
+		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), lease));
 		assert_eq!(super::lifecycle::free(&eve()), eve0 + 5 * STINT);
 		books.check(0);
 	});
