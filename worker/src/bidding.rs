@@ -3,7 +3,7 @@
 //! pure; the runner sends what it returns, one order at a time, so one order's refusal never
 //! stops the others.
 
-use stint_client::BidCosts;
+use stint_client::{BidCosts, BuyerStanding};
 use stint_primitives::{is_job_env_name, Balance, DeviceId};
 
 use crate::{config::BiddingConfig, executor::registry_of};
@@ -20,6 +20,11 @@ pub struct Candidate {
 	pub max_output_bytes: u64,
 	/// The names of the environment variables the job sets.
 	pub env: Vec<Vec<u8>>,
+	/// What the order's buyer's verdicts were (`Leases.BuyerRecords`).
+	pub buyer: BuyerStanding,
+	/// The verdict window the order asks (zero: the chain's): the collateral stays locked that
+	/// long after the result.
+	pub verdict_window: u32,
 }
 
 /// Where the provider stands.
@@ -80,6 +85,23 @@ pub enum Skip {
 	/// The runtime was upgraded and its calls no longer match this worker's: it takes no new
 	/// lease, so it keeps no bid standing either.
 	RuntimeIncompatible,
+	/// The order asks a longer verdict window than the policy accepts.
+	VerdictWindowTooLong,
+	/// The buyer's objections slashed providers more often than the policy accepts.
+	BuyerObjects {
+		slashing: u32,
+		verdicts: u32,
+	},
+}
+
+/// Whether the policy refuses to serve `buyer`: more slashing objections than
+/// `buyer_objection_grace`, and more than `buyer_objection_percent` of its verdicts. An
+/// objection to an early end burns the provider's collateral at stake and earns the buyer
+/// nothing, so only spite (or a provider that really left early) explains many of them.
+pub fn refuses_buyer(policy: &BiddingConfig, buyer: &BuyerStanding) -> bool {
+	let slashing = u64::from(buyer.slashing_objections);
+	slashing > u64::from(policy.buyer_objection_grace)
+		&& slashing * 100 > u64::from(policy.buyer_objection_percent) * u64::from(buyer.verdicts)
 }
 
 /// `candidate` with each busy device it offers swapped for a free device of this machine of
@@ -134,6 +156,8 @@ fn misfit(
 		Some(Skip::TooLong)
 	} else if candidate.duration.is_none() && !policy.open_ended {
 		Some(Skip::OpenEnded)
+	} else if candidate.verdict_window > policy.max_verdict_window {
+		Some(Skip::VerdictWindowTooLong)
 	} else if !policy.registries.is_empty() && !policy.registries.contains(&registry) {
 		Some(Skip::Registry(registry))
 	} else if candidate.max_output_bytes > scratch_free_bytes {
@@ -197,6 +221,11 @@ pub fn choose(
 			Some(Skip::Full)
 		} else if let Some(misfit) = misfit(policy, candidate, scratch, &sees) {
 			Some(misfit)
+		} else if refuses_buyer(policy, &candidate.buyer) {
+			Some(Skip::BuyerObjects {
+				slashing: candidate.buyer.slashing_objections,
+				verdicts: candidate.buyer.verdicts,
+			})
 		} else if candidate.devices.iter().any(|(device, _)| busy.contains(device)) {
 			Some(Skip::DeviceBusy)
 		} else if ours > candidate.max_price_per_block {
@@ -265,7 +294,36 @@ mod tests {
 			image: format!("ghcr.io/acme/x@sha256:{}", "a".repeat(64)).into_bytes(),
 			max_output_bytes: 1 << 20,
 			env: vec![b"EPOCHS".to_vec()],
+			buyer: BuyerStanding::default(),
+			verdict_window: 0,
 		}
+	}
+
+	#[test]
+	fn an_order_that_would_lock_the_collateral_too_long_gets_no_bid() {
+		let long = Candidate { verdict_window: 14_401, ..order(1, "NVIDIA H100") };
+		let (bids, skipped) = choose(&policy(), &standing(), &[long], |_| true, &Busy::new());
+		assert!(bids.is_empty());
+		assert_eq!(skipped, vec![(1, Skip::VerdictWindowTooLong)]);
+	}
+
+	#[test]
+	fn a_buyer_whose_objections_keep_slashing_providers_gets_no_bid() {
+		let policy = policy();
+		let with = |verdicts, slashing_objections| Candidate {
+			buyer: BuyerStanding { verdicts, objections: slashing_objections, slashing_objections },
+			..order(1, "NVIDIA H100")
+		};
+		let skipped = |candidate: Candidate| {
+			choose(&policy, &standing(), &[candidate], |_| true, &Busy::new()).1
+		};
+		// A few are allowed (providers do leave early); beyond them, a fifth of its verdicts.
+		assert!(skipped(with(2, 2)).is_empty());
+		assert!(skipped(with(100, 20)).is_empty());
+		assert_eq!(
+			skipped(with(10, 3)),
+			vec![(1, Skip::BuyerObjects { slashing: 3, verdicts: 10 })]
+		);
 	}
 
 	#[test]

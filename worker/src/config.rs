@@ -177,6 +177,16 @@ pub struct BiddingConfig {
 	/// at once): a retraction late in a bid window forfeits the bid's deposit.
 	#[serde(default = "default_retract_after_secs")]
 	pub retract_after_secs: u64,
+	/// Orders of a buyer whose objections slashed providers more than
+	/// `buyer_objection_grace` times and in more than this percent of its verdicts get no bid.
+	#[serde(default = "default_buyer_objection_percent")]
+	pub buyer_objection_percent: u32,
+	#[serde(default = "default_buyer_objection_grace")]
+	pub buyer_objection_grace: u32,
+	/// The longest verdict window (blocks) an order may ask: the collateral stays locked that
+	/// long after each result.
+	#[serde(default = "default_max_verdict_window")]
+	pub max_verdict_window: u32,
 }
 
 impl Default for BiddingConfig {
@@ -192,6 +202,9 @@ impl Default for BiddingConfig {
 			registries: Vec::new(),
 			settle_every: default_settle_every(),
 			retract_after_secs: default_retract_after_secs(),
+			buyer_objection_percent: default_buyer_objection_percent(),
+			buyer_objection_grace: default_buyer_objection_grace(),
+			max_verdict_window: default_max_verdict_window(),
 		}
 	}
 }
@@ -204,6 +217,16 @@ fn default_floor() -> Balance {
 }
 fn default_price() -> Balance {
 	10 * stint_primitives::MILLI_STINT
+}
+fn default_max_verdict_window() -> u32 {
+	// A day.
+	14_400
+}
+fn default_buyer_objection_percent() -> u32 {
+	20
+}
+fn default_buyer_objection_grace() -> u32 {
+	2
 }
 fn default_max_leases() -> u32 {
 	4

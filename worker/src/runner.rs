@@ -59,8 +59,11 @@ fn candidate(
 	record: &stint_client::OrderRecord,
 	devices: impl Iterator<Item = [u8; 32]>,
 	models: &HashMap<[u8; 32], String>,
+	buyer: stint_client::BuyerStanding,
 ) -> bidding::Candidate {
 	bidding::Candidate {
+		buyer,
+		verdict_window: record.terms.verdict_window,
 		order,
 		devices: devices.map(|d| (d, models.get(&d).cloned().unwrap_or_default())).collect(),
 		max_price_per_block: record.terms.max_price_per_block,
@@ -1761,7 +1764,14 @@ impl<E: Executor> Worker<E> {
 		for (order, bid) in &standing_bids {
 			// One order that cannot be read never stops the others; its bid stays.
 			let Ok(Some(record)) = client.order(*order).await else { continue };
-			let candidate = candidate(*order, &record, bid.devices.0.iter().copied(), &models);
+			// A standing bid is kept whatever its buyer became: retracting it late forfeits.
+			let candidate = candidate(
+				*order,
+				&record,
+				bid.devices.0.iter().copied(),
+				&models,
+				Default::default(),
+			);
 			let why = match executor_ready {
 				_ if incompatible => Some(bidding::Skip::RuntimeIncompatible),
 				false if self.executor_long_down() => Some(bidding::Skip::ExecutorDown),
@@ -1854,10 +1864,19 @@ impl<E: Executor> Worker<E> {
 			}
 		}
 		let mut described = Vec::new();
+		let mut buyers = HashMap::new();
 		for (order, offered) in candidates {
 			// One order that cannot be read never stops the others.
 			let Ok(Some(record)) = client.order(order).await else { continue };
-			described.push(candidate(order, &record, offered.iter().copied(), &models));
+			let buyer = match buyers.get(&record.buyer.0) {
+				Some(standing) => *standing,
+				None => {
+					let Ok(standing) = client.buyer_record(&record.buyer).await else { continue };
+					buyers.insert(record.buyer.0, standing);
+					standing
+				}
+			};
+			described.push(candidate(order, &record, offered.iter().copied(), &models, buyer));
 		}
 		let mut busy: bidding::Busy =
 			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
