@@ -223,26 +223,29 @@ fn leaving_the_registry_cannot_dodge_a_pending_verdict() {
 	});
 }
 
-/// The honest path: a job that finishes early is paid at once but for the holdback; Alice
-/// fetches its outputs and accepts, or lets the window pass and anyone (Eve's worker) confirms.
-/// The provider's only extra cost is one `confirm_result` when the buyer does nothing.
+/// The honest path: a job that finishes early is paid at once but for the holdback, and Alice
+/// fetches its outputs and accepts; a job whose result comes at the lease's end stakes nothing,
+/// Alice lets the window pass and anyone (Eve's worker) confirms. The provider's only extra
+/// cost is one `confirm_result` when the buyer does nothing.
 #[test]
 fn an_honest_result_is_paid_in_full_once_accepted_or_confirmed() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
 		let first = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
 		bid(&eve(), first, STINT / 2, gpu("eve", 0));
-		let second = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		let second = order(&alice(), terms(Some(80), true, 0), 80 * STINT);
 		bid(&eve(), second, STINT / 2, gpu("eve", 1));
 		run_to(3);
 		let (a, b) = (lease_of(first), lease_of(second));
 		let eve0 = free(&eve());
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), a));
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), b));
-		// Both jobs finish after 80 blocks: 40 STINT each, 4 of it withheld.
+		// Both jobs finish after 80 blocks: 40 STINT each, 4 of it withheld. The first is early
+		// (its whole collateral at stake, were Alice to object); the second is on time.
 		run_to(83);
 		submit(a, 0);
 		submit(b, 0);
+		assert_eq!((verdict(a).at_stake, verdict(b).at_stake), (COLLATERAL, 0));
 		assert_eq!(free(&eve()), eve0 + 2 * 36 * STINT);
 		assert_eq!(holdback(&eve()), 8 * STINT);
 		assert_eq!(locked(&eve()), 2 * COLLATERAL);
