@@ -820,10 +820,12 @@ impl<E: Executor> Worker<E> {
 				.filter(|d| matches!(d.lease.status, LeaseStatus::Running))
 				.map(|d| (d.id, d.lease.stream))
 				.collect();
+			// Every lease that ended may wait for a verdict: one this worker's result ended,
+			// and one its provider ended by notice (`terminate` is the account's, not the
+			// worker's). Its collateral stays locked until the verdict is settled.
 			let finished: Vec<LeaseId> = entries
 				.values()
-				.filter(|e| e.phase == Phase::Done && e.reports.contains_key("final"))
-				.filter(|e| !e.verdict_settled)
+				.filter(|e| e.phase == Phase::Done && !e.verdict_settled)
 				.map(|e| e.lease)
 				.collect();
 			let (me, at) = (self.clone(), at.clone());
@@ -839,10 +841,11 @@ impl<E: Executor> Worker<E> {
 		Ok(())
 	}
 
-	/// An early final result counts toward the provider's reputation once its buyer accepts
-	/// it or its objection window passes: then anyone may confirm it, and the worker does, so
-	/// that its provider's honest early results are not left uncounted. `at` is finalized block
-	/// `number`. A lease whose verdict is recorded (or was never pending) is marked settled.
+	/// A result (or a served notice) counts, is paid its holdback and unlocks its collateral
+	/// once its buyer accepts it or its verdict window passes: then anyone may confirm it, and
+	/// the worker does, so that its provider's honest results are not left waiting. `at` is
+	/// finalized block `number`. A lease whose verdict is recorded (or was never pending) is
+	/// marked settled.
 	async fn confirm_verdicts(self: &Arc<Self>, at: &Client, number: u32, leases: Vec<LeaseId>) {
 		for id in leases {
 			let pending = match tokio::time::timeout(CALL_TIMEOUT, at.pending_verdict(id)).await {
@@ -854,7 +857,7 @@ impl<E: Executor> Worker<E> {
 					let call = runtime::tx().leases().confirm_result(id);
 					match self.chain.submit(&call, &self.key, "confirm").await {
 						Ok(_) => {
-							log::info("commit", Some(id), "early result confirmed");
+							log::info("commit", Some(id), "result confirmed");
 							true
 						}
 						Err(why) => {

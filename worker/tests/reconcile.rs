@@ -414,9 +414,45 @@ async fn an_early_result_nobody_objects_to_is_confirmed_by_the_worker_once_its_w
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 
 	// Nobody objects: past its window the worker confirms it, and it counts.
-	worker.wait_log(&format!("lease={lease}: early result confirmed"), WAIT).await?;
+	worker.wait_log(&format!("lease={lease}: result confirmed"), WAIT).await?;
 	assert_eq!(client.pending_verdict(lease).await?, None);
 	metrics_with(&config, &["stint_worker_submissions_total{kind=\"confirm\",result=\"ok\"} 1"])?;
+	drop(worker);
+	remove_containers(&instance);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lease_its_provider_ended_by_notice_is_confirmed_by_the_worker_once_its_window_passes(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let window = leases::Parameters::VerdictWindow(leases::VerdictWindow, Some(6));
+	set_leases_parameter(&client, window).await?;
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+	let instance = worker.instance().await?;
+	// An open-ended job that keeps running; the order asks the chain's least notice.
+	let command = ["/job", "sleep", "600"];
+	let open = Order { command: &command, duration: None, ..Order::default() };
+	let order = post_order(dir.path(), &url, &open)?;
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+	wait_container(&instance, lease, "running", &worker).await?;
+
+	// Eve's account (not her worker) gives notice and leaves once it is served: no slash, but
+	// the lease waits for Alice's verdict with Eve's collateral. Nobody else confirms it.
+	stint(&url, "//Eve", &["lease", "notice", &lease.to_string()])?;
+	let noticed = client.lease(lease).await?.context("the lease")?;
+	let served = noticed.notice_ends_at.context("the notice")?;
+	while client.best_head().await?.1 < u64::from(served) {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+	stint(&url, "//Eve", &["lease", "terminate", &lease.to_string()])?;
+	assert!(client.pending_verdict(lease).await?.is_some(), "{}", worker.log());
+	// The worker stops the job, and past the window confirms the verdict.
+	worker.wait_log(&format!("lease={lease}: result confirmed"), WAIT).await?;
+	assert_eq!(client.pending_verdict(lease).await?, None);
 	drop(worker);
 	remove_containers(&instance);
 	Ok(())
