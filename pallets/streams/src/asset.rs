@@ -31,11 +31,21 @@ pub fn pay<T: Config>(
 	to: &T::AccountId,
 	amount: BalanceOf<T>,
 ) -> DispatchResult {
+	pay_held::<T>(HoldReason::StreamEscrow, from, to, amount)
+}
+
+/// Pays `amount` held on `from` for `reason` into `to`'s free balance.
+fn pay_held<T: Config>(
+	reason: HoldReason,
+	from: &T::AccountId,
+	to: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
 	if amount.is_zero() {
 		return Ok(());
 	}
 	T::Currency::transfer_on_hold(
-		&HoldReason::StreamEscrow.into(),
+		&reason.into(),
 		from,
 		to,
 		amount,
@@ -68,26 +78,14 @@ pub fn release_holdback<T: Config>(
 	amount: BalanceOf<T>,
 	take: BalanceOf<T>,
 ) -> Result<BalanceOf<T>, DispatchError> {
-	let reason = HoldReason::Holdback.into();
-	let take = if !take.is_zero()
-		&& T::Currency::transfer_on_hold(
-			&reason,
-			payee,
-			treasury,
-			take,
-			Precision::Exact,
-			Restriction::Free,
-			Fortitude::Force,
-		)
-		.is_ok()
-	{
+	let take = if pay_held::<T>(HoldReason::Holdback, payee, treasury, take).is_ok() {
 		take
 	} else {
 		Zero::zero()
 	};
 	let rest = amount.saturating_sub(take);
 	if !rest.is_zero() {
-		T::Currency::release(&reason, payee, rest, Precision::Exact)?;
+		T::Currency::release(&HoldReason::Holdback.into(), payee, rest, Precision::Exact)?;
 	}
 	Ok(take)
 }
@@ -98,19 +96,7 @@ pub fn forfeit_holdback<T: Config>(
 	payer: &T::AccountId,
 	amount: BalanceOf<T>,
 ) -> DispatchResult {
-	if amount.is_zero() {
-		return Ok(());
-	}
-	T::Currency::transfer_on_hold(
-		&HoldReason::Holdback.into(),
-		payee,
-		payer,
-		amount,
-		Precision::Exact,
-		Restriction::Free,
-		Fortitude::Force,
-	)
-	.map(|_| ())
+	pay_held::<T>(HoldReason::Holdback, payee, payer, amount)
 }
 
 /// What is held on `who` as holdback, in all streams.
