@@ -91,6 +91,11 @@ pub struct Terms {
 	/// Blocks you want to judge each result in; omit (or 0) for the chain's verdict window.
 	#[serde(default)]
 	pub verdict_window_blocks: u32,
+	/// The job writes the same outputs for the same inputs on any GPU (fixed seeds, no
+	/// timestamps, deterministic kernels): you may then dispute a result, and another provider
+	/// re-executes the job to decide. Default false.
+	#[serde(default)]
+	pub deterministic: bool,
 	/// STINT; defaults to `max_price_per_block × duration_blocks` for a fixed duration.
 	#[serde(default)]
 	pub deposit: Option<String>,
@@ -259,6 +264,7 @@ pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
 			termination_notice: terms.termination_notice_blocks.unwrap_or(0),
 			holdback: PerMill(holdback.deconstruct()),
 			verdict_window: terms.verdict_window_blocks,
+			deterministic: terms.deterministic,
 		},
 		deposit,
 		default_notice: terms.termination_notice_blocks.is_none(),

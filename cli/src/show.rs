@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 use stint_client::{
-	format_stint, AccountId, BidRecord, BondLedger, ChainStatus, LeaseRecord, OrderRecord,
-	OrderStatus, ProviderRecord, StreamView, VerdictView,
+	format_stint, AccountId, BidRecord, BondLedger, ChainStatus, DisputeState, DisputeView,
+	LeaseRecord, OrderRecord, OrderStatus, ProviderRecord, StreamView, VerdictView,
 };
 use stint_primitives::DeviceId;
 
@@ -201,9 +201,23 @@ pub fn leases(leases: &[(u64, LeaseRecord)], as_json: bool) {
 	}
 }
 
-pub fn lease(id: u64, l: &LeaseRecord, verdict: Option<&VerdictView>, as_json: bool) {
+pub fn lease(
+	id: u64,
+	l: &LeaseRecord,
+	verdict: Option<&VerdictView>,
+	dispute: Option<&DisputeView>,
+	as_json: bool,
+) {
 	if as_json {
 		let mut value = lease_json(id, l);
+		if let Some(d) = dispute {
+			value["dispute"] = json!({
+				"state": format!("{:?}", d.state),
+				"bond": d.bond,
+				"draws": d.draws,
+				"verifiers": d.verifiers,
+			});
+		}
 		if let Some(v) = verdict {
 			value["verdict"] = json!({
 				"objections_until": v.objections_until,
@@ -243,6 +257,17 @@ pub fn lease(id: u64, l: &LeaseRecord, verdict: Option<&VerdictView>, as_json: b
 			format_stint(v.withheld)
 		);
 		println!("at stake         {} (slashed if the buyer objects)", format_stint(v.at_stake));
+	}
+	if let Some(d) = dispute {
+		let state = match d.state {
+			DisputeState::Drawing { at } => format!("drawing a verifier at #{at}"),
+			DisputeState::Verifying { lease } => format!("re-executed on lease {lease}"),
+			DisputeState::Upheld => "upheld: the same outputs, the result stood".into(),
+			DisputeState::Overturned => "overturned: other outputs, the provider slashed".into(),
+			DisputeState::Void => "void: no verifier delivered, the bond refunded".into(),
+		};
+		println!("dispute          {state}");
+		println!("dispute bond     {} ({} draws)", format_stint(d.bond), d.draws);
 	}
 }
 

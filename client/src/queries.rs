@@ -243,10 +243,41 @@ impl Client {
 					verdicts: record.verdicts,
 					objections: record.objections,
 					slashing_objections: record.slashing_objections,
+					disputes: record.disputes,
+					disputes_lost: record.disputes_lost,
 				}
 			}
 			None => BuyerStanding::default(),
 		})
+	}
+
+	/// The dispute of `lease`'s result, if its buyer opened one (kept, decided, until the lease
+	/// is pruned).
+	pub async fn dispute(&self, lease: LeaseId) -> Result<Option<DisputeView>, Error> {
+		use runtime::runtime_types::pallet_leases::types::DisputeStatus as S;
+		let at = self.block().await?;
+		let Some(dispute) = at
+			.storage()
+			.try_fetch(runtime::storage().leases().disputes(), (lease,))
+			.await
+			.map_err(Error::rpc)?
+		else {
+			return Ok(None);
+		};
+		let dispute = dispute.decode().map_err(Error::rpc)?;
+		let state = match dispute.status {
+			S::Drawing { at } => DisputeState::Drawing { at },
+			S::Verifying { lease } => DisputeState::Verifying { lease },
+			S::Upheld => DisputeState::Upheld,
+			S::Overturned => DisputeState::Overturned,
+			S::Void => DisputeState::Void,
+		};
+		Ok(Some(DisputeView {
+			state,
+			bond: dispute.bond,
+			draws: dispute.draws,
+			verifiers: dispute.verifiers.0,
+		}))
 	}
 
 	/// The live leases of `provider`.
@@ -409,6 +440,44 @@ pub struct BuyerStanding {
 	pub objections: u32,
 	/// Of them, objections that slashed a provider.
 	pub slashing_objections: u32,
+	/// Disputes it opened.
+	pub disputes: u32,
+	/// Of them, disputes whose re-execution found the same outputs: the result stood.
+	pub disputes_lost: u32,
+}
+
+/// Where a dispute of a result is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisputeState {
+	/// A verifier is drawn at the start of this block.
+	Drawing { at: u32 },
+	/// This verification lease re-executes the job.
+	Verifying { lease: LeaseId },
+	/// The same outputs: the result stood, the buyer lost its bond's use.
+	Upheld,
+	/// Other outputs: the provider was slashed and the buyer refunded.
+	Overturned,
+	/// No verifier delivered: the bond was refunded and the result stands.
+	Void,
+}
+
+/// A buyer's dispute of a result (`Leases.Disputes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisputeView {
+	pub state: DisputeState,
+	/// The bond the buyer posted: it pays the verifier.
+	pub bond: Balance,
+	/// Verifiers drawn, or draws that found none.
+	pub draws: u32,
+	/// The verification leases, in the order drawn.
+	pub verifiers: Vec<LeaseId>,
+}
+
+impl DisputeView {
+	/// Whether it is still to be decided (a verifier is being drawn or re-executes the job).
+	pub fn is_open(&self) -> bool {
+		matches!(self.state, DisputeState::Drawing { .. } | DisputeState::Verifying { .. })
+	}
 }
 
 /// What the chain asks of every order at least, from the runtime's constants.

@@ -51,6 +51,7 @@ def main(url: str) -> None:
                 # A tenth of every payment waits for the buyer's verdict (the chain's least).
                 "holdback": 100_000,
                 "verdict_window": 0,
+                "deterministic": False,
             },
             "deposit": 100 * STINT,
         },

@@ -59,6 +59,7 @@ fn order_args() -> (Value, Value, Value) {
 		// A tenth of every payment waits for the buyer's verdict (the chain's least).
 		("holdback", Value::u128(100_000)),
 		("verdict_window", Value::u128(0)),
+		("deterministic", Value::bool(false)),
 	]);
 	(spec, terms, Value::u128(100 * STINT))
 }

@@ -82,6 +82,9 @@ pub enum SlashReason {
 	/// The provider ended a lease before its end (a terminate, an early result) and the buyer
 	/// objected: slashed in proportion to the time it did not deliver.
 	EndedEarly,
+	/// The buyer disputed the result of a deterministic order and another provider's
+	/// re-execution produced a different one: the result was false.
+	FalseResult,
 }
 
 /// How a lease ended, from the provider's point of view. Feeds its reputation.

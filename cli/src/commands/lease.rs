@@ -1,5 +1,5 @@
 //! `stint lease`: list, show, acknowledge, close, give notice, terminate, settle the verdict on
-//! an early result, and read the logs.
+//! a result or dispute it, and read the logs.
 
 use std::{io::Read, time::Duration};
 
@@ -42,6 +42,12 @@ pub enum LeaseCmd {
 	Object { lease: u64 },
 	/// Anyone settles a result's verdict once its window passed without an objection.
 	ConfirmResult { lease: u64 },
+	/// The buyer of a deterministic order disputes the result within the verdict window: it
+	/// posts a bond (twice the lease's run at its price, at least the chain's least), and a
+	/// provider drawn from a later block's hash re-executes the job. The same outputs and the
+	/// bond's remainder goes to the provider; others, and the provider is slashed and the
+	/// buyer refunded, bond included. `lease show` follows it.
+	Dispute { lease: u64 },
 	/// The job's output on stdout and stderr, from its provider, asking as the buyer (`--key`).
 	/// Once the lease has its result, the logs are checked against the signed receipt.
 	Logs {
@@ -70,7 +76,8 @@ pub async fn run(ctx: &Ctx, cmd: &LeaseCmd) -> Outcome {
 				.await?
 				.ok_or_else(|| Error::NotFound(format!("lease {lease}")))?;
 			let verdict = ctx.client.verdict(*lease).await?;
-			show::lease(*lease, &record, verdict.as_ref(), ctx.json());
+			let dispute = ctx.client.dispute(*lease).await?;
+			show::lease(*lease, &record, verdict.as_ref(), dispute.as_ref(), ctx.json());
 		}
 		LeaseCmd::Ack { lease } => {
 			ctx.send(&tx.leases().ack_lease(*lease)).await?;
@@ -92,6 +99,9 @@ pub async fn run(ctx: &Ctx, cmd: &LeaseCmd) -> Outcome {
 		}
 		LeaseCmd::ConfirmResult { lease } => {
 			ctx.send(&tx.leases().confirm_result(*lease)).await?;
+		}
+		LeaseCmd::Dispute { lease } => {
+			ctx.send(&tx.leases().dispute(*lease)).await?;
 		}
 		LeaseCmd::Logs { lease, follow } => logs(ctx, *lease, *follow).await?,
 	}

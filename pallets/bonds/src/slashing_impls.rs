@@ -42,9 +42,32 @@ impl<T: Config> Slashing<T::AccountId, BalanceOf<T>> for Pallet<T> {
 		reporter: Option<&T::AccountId>,
 		reason: SlashReason,
 	) -> BalanceOf<T> {
+		Self::take_bond(who, amount, buyer.map(|b| (b, T::BuyerShare::get())), reporter, reason)
+	}
+
+	fn restitute(
+		who: &T::AccountId,
+		amount: BalanceOf<T>,
+		to: &T::AccountId,
+		reason: SlashReason,
+	) -> BalanceOf<T> {
+		Self::take_bond(who, amount, Some((to, Permill::one())), None, reason)
+	}
+}
+
+impl<T: Config> Pallet<T> {
+	/// Takes up to `amount` of `who`'s bond (active first, then the unlocking chunks, newest
+	/// first): `buyer` gets its share, the reporter the configured one, the slash handler the
+	/// rest. Returns what was taken.
+	fn take_bond(
+		who: &T::AccountId,
+		amount: BalanceOf<T>,
+		buyer: Option<(&T::AccountId, Permill)>,
+		reporter: Option<&T::AccountId>,
+		reason: SlashReason,
+	) -> BalanceOf<T> {
 		let Some(mut ledger) = Ledgers::<T>::get(who) else { return Zero::zero() };
 
-		// Active first, then the unlocking chunks, newest first.
 		let mut left = amount;
 		let from_active = left.min(ledger.active);
 		ledger.active.saturating_reduce(from_active);
@@ -66,9 +89,7 @@ impl<T: Config> Slashing<T::AccountId, BalanceOf<T>> for Pallet<T> {
 
 		let credit = asset::slash::<T>(who, slashed);
 		let (credit, to_buyer) = match buyer {
-			Some(buyer) => {
-				asset::pay_from::<T>(credit, T::BuyerShare::get().mul_floor(slashed), buyer)
-			}
+			Some((buyer, share)) => asset::pay_from::<T>(credit, share.mul_floor(slashed), buyer),
 			None => (credit, Zero::zero()),
 		};
 		let (credit, to_reporter) = match reporter {
@@ -85,7 +106,7 @@ impl<T: Config> Slashing<T::AccountId, BalanceOf<T>> for Pallet<T> {
 			provider: who.clone(),
 			reason,
 			amount: slashed,
-			buyer: buyer.cloned(),
+			buyer: buyer.map(|(buyer, _)| buyer.clone()),
 			to_buyer,
 			reporter: reporter.cloned(),
 			to_reporter,

@@ -49,6 +49,8 @@ fn lease_of<T: Config>(duration: Option<u32>, notice: u32, gpus: u32, depositors
 		// Every settlement withholds: the worst case.
 		holdback: Permill::from_percent(10),
 		verdict_window: Zero::zero(),
+		// Its result may be disputed (nothing else depends on it).
+		deterministic: true,
 	})
 	.unwrap();
 	if duration.is_none() {
@@ -249,6 +251,30 @@ mod benches {
 			<Pallet<T> as stint_traits::StreamObserver>::on_resumed(setup.lease, stream);
 		}
 		assert_eq!(status::<T>(setup.lease), LeaseStatus::Running);
+	}
+
+	/// The buyer disputes an early result: the bond held in a stream, the draw queued.
+	#[benchmark]
+	fn dispute() {
+		let setup = early_result::<T>();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setup.buyer.clone()), setup.lease);
+		assert!(Disputes::<T>::contains_key(setup.lease));
+	}
+
+	/// The draw queue's bucket holds `r` disputes that were decided since (each read and
+	/// passed over): the hook's cost besides the draws themselves, which `draw_weight` bounds.
+	#[benchmark]
+	fn on_initialize(r: Linear<0, { T::MaxDrawsPerBlock::get() }>) {
+		let now = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
+		let ids: alloc::vec::Vec<LeaseId> = (0..r as u64).collect();
+		Draws::<T>::insert(now, BoundedVec::truncate_from(ids));
+		frame_system::Pallet::<T>::set_block_number(now);
+		#[block]
+		{
+			Pallet::<T>::draw_due(now);
+		}
+		assert!(Draws::<T>::get(now).is_empty());
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);

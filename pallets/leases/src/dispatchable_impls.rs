@@ -57,6 +57,7 @@ impl<T: Config> Pallet<T> {
 		let lease = Self::lease(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
+		Self::ensure_undisputed(id)?;
 		Self::settle_verdict(id, &lease, verdict, false)
 	}
 
@@ -65,6 +66,7 @@ impl<T: Config> Pallet<T> {
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
+		Self::ensure_undisputed(id)?;
 		Self::settle_verdict(id, &lease, verdict, true)
 	}
 
@@ -72,6 +74,7 @@ impl<T: Config> Pallet<T> {
 		let lease = Self::lease(id)?;
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
+		Self::ensure_undisputed(id)?;
 		Self::settle_verdict(id, &lease, verdict, false)
 	}
 
@@ -151,6 +154,7 @@ impl<T: Config> Pallet<T> {
 	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::live(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
+		ensure!(lease.verifies.is_none(), Error::<T>::VerificationLease);
 		let ending = Ending::Terminated { reason: TerminationReason::ClosedByBuyer, fault: None };
 		Self::finish(id, &mut lease, ending)
 	}

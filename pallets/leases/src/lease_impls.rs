@@ -72,6 +72,8 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			checkpoint_interval: T::CheckpointInterval::get().max(One::one()),
 			verdict_window,
 			checkpoints: 0,
+			deterministic: new.deterministic,
+			verifies: None,
 			last_report_at: now,
 			result: None,
 			status: LeaseStatus::AwaitingAck,
@@ -99,11 +101,13 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 	fn reap(id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(!lease.status.is_live(), Error::<T>::LeaseLive);
+		Self::ensure_undisputed(id)?;
 		if let Some(verdict) = PendingVerdicts::<T>::get(id) {
 			// Nobody objected in time: the result counts as it said.
 			ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
 			Self::settle_verdict(id, &lease, verdict, false)?;
 		}
+		Self::reap_dispute(id)?;
 		T::Streams::reap(lease.stream)?;
 		Leases::<T>::remove(id);
 		Self::deposit_event(Event::Reaped { lease: id });
@@ -229,7 +233,7 @@ impl<T: Config> Pallet<T> {
 	/// Releases a live lease's devices and takes it out of the provider's live index: part of
 	/// [`Self::finish`]. Its collateral stays locked (a verdict may need it). Does not store
 	/// the lease.
-	fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
+	pub(crate) fn end(id: LeaseId, lease: &mut LeaseOf<T>, status: LeaseStatus) {
 		T::Registry::release_devices(&lease.provider, &lease.devices, id);
 		LiveLeases::<T>::remove(&lease.provider, id);
 		lease.status = status;
@@ -378,6 +382,11 @@ impl<T: Config> Pallet<T> {
 		lease: &mut LeaseOf<T>,
 		ending: Ending<'_, T::AccountId>,
 	) -> Result<(u32, u32), DispatchError> {
+		if let (Some(original), Ending::Result { commitment }) = (lease.verifies, &ending) {
+			// A re-execution: its outputs decide the dispute, no verdict waits on them.
+			return Self::finish_verification(id, lease, original, *commitment);
+		}
+		let verifier_fault = matches!(ending, Ending::Terminated { fault: Some(_), .. });
 		let size = Self::size_of(lease);
 		Self::close_stream(lease)?;
 		let delivered = Self::delivered(lease);
@@ -448,6 +457,9 @@ impl<T: Config> Pallet<T> {
 				Self::deposit_event(Event::Terminated { lease: id, reason, slashed });
 			}
 		}
+		if let (Some(original), true) = (lease.verifies, verifier_fault) {
+			Self::after_verifier_fault(original);
+		}
 		Ok(size)
 	}
 
@@ -500,6 +512,7 @@ impl<T: Config> Pallet<T> {
 			);
 		}
 		ensure!(owed.is_empty(), "a provider's pending verdicts are not counted");
+		Self::dispute_try_state()?;
 		for (id, lease) in Leases::<T>::iter() {
 			if !lease.status.is_live() && !PendingVerdicts::<T>::contains_key(id) {
 				ensure!(

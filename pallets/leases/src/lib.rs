@@ -8,6 +8,7 @@ pub use pallet::*;
 #[cfg(feature = "runtime-benchmarks")]
 mod benchmarking;
 mod dispatchable_impls;
+mod dispute_impls;
 mod lease_impls;
 #[cfg(test)]
 mod mock;
@@ -16,6 +17,7 @@ mod tests;
 mod types;
 pub mod weights;
 
+pub use dispute_impls::DrawQueue;
 pub use types::*;
 pub use weights::WeightInfo;
 
@@ -49,7 +51,8 @@ pub trait BenchmarkHelper<AccountId, Balance> {
 pub mod pallet {
 	use super::*;
 	use stint_traits::{
-		PaymentStreams, ProviderCollateral, ProviderRegistry, ReputationRecorder, Slashing,
+		OrderRequirements, PaymentStreams, ProviderCollateral, ProviderRegistry,
+		ReputationRecorder, Slashing,
 	};
 
 	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
@@ -157,6 +160,33 @@ pub mod pallet {
 		#[pallet::no_default]
 		type EarlyExitBlocks: Get<BlockNumberFor<Self>>;
 
+		/// The orders' GPU requirements: what a disputed result's verifier must have.
+		#[pallet::no_default]
+		type Orders: OrderRequirements;
+
+		/// The least bond a dispute posts, however short the lease: it also pays for the
+		/// verifier's time at the disputed lease's price (twice the time the lease ran).
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
+		#[pallet::no_default]
+		type DisputeBond: Get<Self::Balance>;
+
+		/// Blocks from a dispute (or a failed draw) to the draw of its verifier, whose seed is
+		/// the hash of the block before: nobody knows it when the dispute is opened.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type DrawDelay: Get<BlockNumberFor<Self>>;
+
+		/// The most registered providers one draw looks at before it gives up (and tries
+		/// again after `DrawDelay`, within the draws a dispute has).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MaxDrawScan: Get<u32>;
+
+		/// The most draws due in one block (more wait in an overflow queue).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type MaxDrawsPerBlock: Get<u32>;
+
 		/// Weights of this pallet's calls.
 		type WeightInfo: WeightInfo;
 
@@ -193,6 +223,30 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type VerdictsOwed<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, u32, ValueQuery>;
+
+	/// Disputes of results, by the disputed lease: open ones, and decided ones until the lease
+	/// is pruned (with its verification leases).
+	#[pallet::storage]
+	pub type Disputes<T: Config> =
+		StorageMap<_, Blake2_128Concat, LeaseId, DisputeOf<T>, OptionQuery>;
+
+	/// Disputes whose verifier is drawn at the start of a block, by block.
+	#[pallet::storage]
+	pub type Draws<T: Config> = StorageMap<
+		_,
+		Twox64Concat,
+		BlockNumberFor<T>,
+		BoundedVec<LeaseId, T::MaxDrawsPerBlock>,
+		ValueQuery,
+	>;
+
+	/// Draws that found no room in a block's bucket, by position.
+	#[pallet::storage]
+	pub type DrawOverflow<T: Config> = StorageMap<_, Twox64Concat, u32, LeaseId, OptionQuery>;
+
+	/// The draw overflow queue's next position to take and next free position.
+	#[pallet::storage]
+	pub type DrawOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
 
 	/// The live leases of each provider: what its worker must be running.
 	#[pallet::storage]
@@ -310,6 +364,56 @@ pub mod pallet {
 			/// Taken from the provider's bond.
 			slashed: T::Balance,
 		},
+		/// The buyer disputed the result: a verifier is drawn at `draw_at`.
+		Disputed {
+			/// The disputed lease.
+			lease: LeaseId,
+			/// Held from the buyer: it pays the verifier.
+			bond: T::Balance,
+			/// The block whose parent's hash draws the verifier.
+			draw_at: BlockNumberFor<T>,
+		},
+		/// A verifier was drawn: it must acknowledge and run the verification lease like any
+		/// other.
+		VerifierDrawn {
+			/// The disputed lease.
+			lease: LeaseId,
+			/// The verification lease.
+			verification: LeaseId,
+			/// Who re-executes the job.
+			verifier: T::AccountId,
+		},
+		/// A draw found no eligible verifier (or the last verifier did not deliver): another
+		/// is drawn at `draw_at`.
+		Redraw {
+			/// The disputed lease.
+			lease: LeaseId,
+			/// The block of the next draw.
+			draw_at: BlockNumberFor<T>,
+		},
+		/// The verifier's result decided the dispute.
+		DisputeDecided {
+			/// The disputed lease.
+			lease: LeaseId,
+			/// The verification lease.
+			verification: LeaseId,
+			/// Whether the result stood (the same outputs): the provider got the holdback and
+			/// the bond's remainder. Otherwise the provider was slashed and the buyer refunded.
+			upheld: bool,
+			/// The bond's remainder paid to the provider (upheld).
+			to_provider: T::Balance,
+			/// Returned to the buyer from the provider's holdback and bond: what it paid for
+			/// the lease and the verifier (overturned).
+			restituted: T::Balance,
+			/// Taken from the provider's bond besides (overturned).
+			slashed: T::Balance,
+		},
+		/// No verifier delivered within the draws: the bond was refunded and the result
+		/// stands.
+		DisputeVoid {
+			/// The disputed lease.
+			lease: LeaseId,
+		},
 	}
 
 	#[pallet::error]
@@ -366,6 +470,19 @@ pub mod pallet {
 		CheckpointOverdue,
 		/// A fixed-duration lease ends by its result, not by its provider's `terminate`.
 		FixedDuration,
+		/// Only results of orders that promised deterministic outputs can be disputed.
+		NotDeterministic,
+		/// The result is already disputed.
+		AlreadyDisputed,
+		/// The lease ended by its provider's notice: there is no result to re-execute.
+		NoResultToDispute,
+		/// The buyer's free balance cannot hold the dispute bond.
+		BondUnavailable,
+		/// A dispute of this result is open: its verifier's result decides.
+		DisputeOpen,
+		/// A verification lease ends by its result (or its verifier's fault), not by the
+		/// buyer.
+		VerificationLease,
 	}
 
 	#[pallet::hooks]
@@ -378,6 +495,12 @@ pub mod pallet {
 				"CheckpointInterval must be positive"
 			);
 			assert!(T::MaxVerdictWindow::get() > Zero::zero(), "MaxVerdictWindow must be positive");
+			assert!(T::DrawDelay::get() > Zero::zero(), "DrawDelay must be positive");
+			assert!(T::MaxDrawsPerBlock::get() > 0, "MaxDrawsPerBlock must be positive");
+		}
+
+		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
+			Self::draw_due(now)
 		}
 
 		#[cfg(feature = "try-runtime")]
@@ -537,6 +660,21 @@ pub mod pallet {
 		pub fn confirm_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			ensure_signed(origin)?;
 			Self::do_confirm_result(lease)
+		}
+
+		/// The buyer disputes, within the verdict window, the result of a deterministic
+		/// order's `lease`: it posts a bond (twice the lease's run at its price, at least
+		/// `DisputeBond`), and `DrawDelay` blocks later a verifier is drawn from the block hash
+		/// among the providers that could serve the order (neither the provider, its worker
+		/// keys' accounts nor the buyer) to re-execute the job on a verification lease paid
+		/// from the bond. Its outputs decide: the same, and the provider gets the holdback and
+		/// the bond's remainder; others, and the provider is slashed and the buyer refunded
+		/// what it paid, bond included. A verifier that does not deliver is slashed and
+		/// another drawn; after `MAX_DISPUTE_DRAWS` the dispute is void and the bond refunded.
+		#[pallet::call_index(11)]
+		pub fn dispute(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_dispute(&who, lease)
 		}
 	}
 }

@@ -205,8 +205,24 @@ impl pallet_leases::Config for Test {
 	type VerdictWindow = ConstU64<OBJECTION_WINDOW>;
 	type MaxVerdictWindow = ConstU64<100>;
 	type EarlyExitBlocks = ConstU64<EARLY_EXIT_BLOCKS>;
+	type Orders = FakeOrders;
+	type DisputeBond = ConstU64<DISPUTE_BOND>;
+	type DrawDelay = ConstU64<DRAW_DELAY>;
+	type MaxDrawScan = ConstU32<8>;
+	type MaxDrawsPerBlock = ConstU32<2>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = FakeProviders;
+}
+
+pub const DISPUTE_BOND: Balance = 50;
+pub const DRAW_DELAY: u64 = 5;
+
+/// Orders as the leases see them: the registry stand-in draws nobody whatever they ask.
+pub struct FakeOrders;
+impl stint_traits::OrderRequirements for FakeOrders {
+	fn requirements(_: stint_traits::OrderId) -> Option<GpuRequirements> {
+		None
+	}
 }
 
 /// Providers from account 1000 on, buyers from 2000 on, for the benchmarks.
@@ -280,6 +296,7 @@ pub fn run_to_block(n: u64) {
 		let next = System::block_number() + 1;
 		System::set_block_number(next);
 		Streams::on_initialize(next);
+		Leases::on_initialize(next);
 	}
 }
 
@@ -322,6 +339,7 @@ pub fn new_lease_with(
 		image_digest: DIGEST,
 		holdback,
 		verdict_window: 0,
+		deterministic: false,
 	})
 	.unwrap()
 }

@@ -59,6 +59,7 @@ fn a_lease_refuses_devices_that_are_busy_or_too_many() {
 			image_digest: DIGEST,
 			holdback: Default::default(),
 			verdict_window: 0,
+			deterministic: false,
 		};
 		assert_noop!(
 			<Leases as LeaseFactory<_, _, _>>::create_lease(again.clone()),
@@ -250,6 +251,7 @@ fn a_result_must_carry_the_right_signature() {
 				image_digest: DIGEST,
 				holdback: Default::default(),
 				verdict_window: 0,
+				deterministic: false,
 			})
 			.unwrap()
 		};
@@ -762,7 +764,12 @@ fn an_objection_to_an_early_result_burns_the_undelivered_time_and_earns_the_buye
 		);
 		assert_eq!(
 			BuyerRecords::<Test>::get(BUYER),
-			BuyerRecord { verdicts: 1, objections: 1, slashing_objections: 1 }
+			BuyerRecord {
+				verdicts: 1,
+				objections: 1,
+				slashing_objections: 1,
+				..Default::default()
+			}
 		);
 		assert_noop!(
 			Leases::object_to_result(RuntimeOrigin::signed(BUYER), id),
@@ -898,5 +905,101 @@ fn only_an_ended_lease_is_pruned_and_its_pending_verdict_counts_first() {
 		assert!(pallet_streams::Records::<Test>::get(stream).is_none());
 		assert!(PendingVerdicts::<Test>::get(id).is_none());
 		assert_eq!(last_event(), Event::Reaped { lease: id });
+	});
+}
+
+/// Makes `id` a lease of an order that promised deterministic outputs.
+fn deterministic(id: LeaseId) {
+	crate::Leases::<Test>::mutate(id, |lease| lease.as_mut().unwrap().deterministic = true);
+}
+
+#[test]
+fn a_dispute_is_the_buyers_within_the_window_once_and_of_a_deterministic_result() {
+	ExtBuilder::build_and_execute(|| {
+		let id = new_lease(10, 1_000, Some(100), 0);
+		ack(id);
+		run_to_block(31);
+		assert_ok!(submit(id, commitment(0)));
+		assert_noop!(
+			Leases::dispute(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::NotDeterministic
+		);
+		deterministic(id);
+		assert_noop!(Leases::dispute(RuntimeOrigin::signed(STRANGER), id), Error::<Test>::NotBuyer);
+		// Twice the blocks it ran at its price, at least the chain's least bond.
+		let l = lease(id);
+		let ran = l.ended_at.unwrap() - l.started_at.unwrap();
+		let bond = (10 * 2 * ran).max(DISPUTE_BOND);
+		assert_eq!(Leases::dispute_bond(&l), bond);
+		let before = free(BUYER);
+		assert_ok!(Leases::dispute(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!((free(BUYER), stream_escrow(BUYER)), (before - bond, bond));
+		assert_noop!(
+			Leases::dispute(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::AlreadyDisputed
+		);
+		assert_noop!(
+			Leases::accept_result(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::DisputeOpen
+		);
+		run_to_block(31 + OBJECTION_WINDOW + 1);
+		assert_noop!(
+			Leases::confirm_result(RuntimeOrigin::signed(STRANGER), id),
+			Error::<Test>::DisputeOpen
+		);
+		// The stand-in registry has nobody to draw: three draws, then the dispute is void, the
+		// bond refunded and the result stands.
+		run_to_block(31 + 3 * DRAW_DELAY);
+		assert_eq!(crate::Disputes::<Test>::get(id).unwrap().status, DisputeStatus::Void);
+		assert_eq!((free(BUYER), stream_escrow(BUYER)), (before, 0));
+		assert_eq!(outcomes(), vec![(PROVIDER, Outcome::Completed)]);
+		let record = crate::BuyerRecords::<Test>::get(BUYER);
+		assert_eq!((record.disputes, record.disputes_lost), (1, 0));
+		// Pruned with the lease.
+		assert_ok!(<Leases as LeaseFactory<_, _, _>>::reap(id));
+		assert!(!crate::Disputes::<Test>::contains_key(id));
+	});
+}
+
+#[test]
+fn a_late_unfunded_or_notice_ended_dispute_is_refused() {
+	ExtBuilder::build_and_execute(|| {
+		let late = new_lease(10, 1_000, Some(100), 0);
+		deterministic(late);
+		ack(late);
+		run_to_block(11);
+		assert_ok!(submit(late, commitment(0)));
+		run_to_block(11 + OBJECTION_WINDOW + 1);
+		assert_noop!(
+			Leases::dispute(RuntimeOrigin::signed(BUYER), late),
+			Error::<Test>::ObjectionWindowClosed
+		);
+		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), late));
+		assert_noop!(
+			Leases::dispute(RuntimeOrigin::signed(BUYER), late),
+			Error::<Test>::NoPendingVerdict
+		);
+
+		let open = new_lease(10, 1_000, None, 0);
+		deterministic(open);
+		ack(open);
+		run_to_block(40);
+		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), open));
+		assert_noop!(
+			Leases::dispute(RuntimeOrigin::signed(BUYER), open),
+			Error::<Test>::NoResultToDispute
+		);
+
+		let unfunded = new_lease(10, 1_000, Some(100), 0);
+		deterministic(unfunded);
+		ack(unfunded);
+		run_to_block(60);
+		assert_ok!(submit(unfunded, commitment(0)));
+		let spare = free(BUYER) - 10;
+		assert_ok!(Balances::transfer_allow_death(RuntimeOrigin::signed(BUYER), STRANGER, spare));
+		assert_noop!(
+			Leases::dispute(RuntimeOrigin::signed(BUYER), unfunded),
+			Error::<Test>::BondUnavailable
+		);
 	});
 }

@@ -3,7 +3,8 @@
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use frame::prelude::*;
 use scale_info::TypeInfo;
-use stint_primitives::{DeviceId, ResultCommitment};
+use stint_primitives::{DeviceId, LeaseId, ResultCommitment};
+use stint_traits::buckets::Slot;
 use stint_traits::{OrderId, StreamId};
 
 /// Why a lease ended before (or without) a result.
@@ -126,6 +127,11 @@ where
 	pub verdict_window: BlockNumber,
 	/// Checkpoints accepted so far (open-ended leases).
 	pub checkpoints: u32,
+	/// The order promised deterministic outputs: the buyer may dispute the result.
+	pub deterministic: bool,
+	/// A verification lease re-executes the disputed result of this lease: its own result
+	/// decides the dispute instead of waiting for a verdict.
+	pub verifies: Option<LeaseId>,
 	/// The block of the last acknowledgement, checkpoint or resumption: the checkpoint clock.
 	pub last_report_at: BlockNumber,
 	/// The final result, or the latest checkpoint.
@@ -218,8 +224,73 @@ pub struct BuyerRecord {
 	pub objections: u32,
 	/// Of them, objections that slashed a provider.
 	pub slashing_objections: u32,
+	/// Disputes it opened.
+	pub disputes: u32,
+	/// Of them, disputes the re-execution decided for the provider: the result stood.
+	pub disputes_lost: u32,
 }
 
 /// The pending verdict type for a runtime.
 pub type PendingVerdictOf<T> =
 	PendingVerdict<<T as crate::Config>::Balance, frame_system::pallet_prelude::BlockNumberFor<T>>;
+
+/// The most verifiers a dispute draws (a drawn verifier that does not deliver, or none to be
+/// found, takes another draw): then the dispute is void.
+pub const MAX_DISPUTE_DRAWS: u32 = 3;
+
+/// Where a dispute is.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum DisputeStatus<BlockNumber> {
+	/// A verifier is drawn at the start of this block, from its parent's hash.
+	Drawing { at: BlockNumber },
+	/// This verification lease re-executes the job.
+	Verifying { lease: LeaseId },
+	/// The re-execution produced the same outputs: the result stood, the buyer lost.
+	Upheld,
+	/// The re-execution produced other outputs: the provider was slashed, the buyer refunded.
+	Overturned,
+	/// No verifier delivered within the draws: everyone was refunded, the result stood.
+	Void,
+}
+
+/// A buyer's dispute of a deterministic lease's result: its bond pays the verifier.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct Dispute<Balance, BlockNumber> {
+	/// The bond: escrow of the stream that pays the verifier at the disputed lease's price.
+	pub bond: Balance,
+	/// That stream: pending (paying nobody) until a verifier is drawn; a new one after a
+	/// verifier that did not deliver.
+	pub stream: StreamId,
+	pub opened_at: BlockNumber,
+	/// Verifiers drawn, or draws that found none.
+	pub draws: u32,
+	pub status: DisputeStatus<BlockNumber>,
+	/// Where the next draw waits in the draw queue.
+	pub slot: Option<Slot<BlockNumber>>,
+	/// The verification leases, pruned with the disputed lease.
+	pub verifiers: BoundedVec<LeaseId, ConstU32<MAX_DISPUTE_DRAWS>>,
+}
+
+impl<Balance, BlockNumber> Dispute<Balance, BlockNumber> {
+	/// Whether it is still to be decided.
+	pub fn is_open(&self) -> bool {
+		matches!(self.status, DisputeStatus::Drawing { .. } | DisputeStatus::Verifying { .. })
+	}
+}
+
+/// The dispute type for a runtime.
+pub type DisputeOf<T> =
+	Dispute<<T as crate::Config>::Balance, frame_system::pallet_prelude::BlockNumberFor<T>>;

@@ -185,6 +185,7 @@ impl<T: Config> Pallet<T> {
 			image_digest: image_digest(&order.spec.image).unwrap_or_default(),
 			holdback: order.terms.holdback,
 			verdict_window: order.terms.verdict_window,
+			deterministic: order.terms.deterministic,
 		})?;
 		for (provider, other) in Bids::<T>::drain_prefix(id) {
 			Self::unindex_bid(&provider, id);
@@ -355,5 +356,11 @@ impl<T: Config> StandingBids<T::AccountId> for Pallet<T> {
 
 	fn retract_all_weight() -> Weight {
 		Self::retract_weight(T::MaxStandingBids::get())
+	}
+}
+
+impl<T: Config> stint_traits::OrderRequirements for Pallet<T> {
+	fn requirements(order: OrderId) -> Option<stint_primitives::GpuRequirements> {
+		Orders::<T>::get(order).map(|order| order.terms.requirements)
 	}
 }

@@ -60,6 +60,7 @@ fn worst_terms<T: Config>(gpus: u32, auto_accept: bool) -> TermsOf<T> {
 		termination_notice: T::MinTerminationNotice::get(),
 		holdback: T::MinHoldback::get(),
 		verdict_window: T::MaxVerdictWindow::get(),
+		deterministic: true,
 	}
 }
 

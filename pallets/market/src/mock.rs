@@ -402,6 +402,7 @@ pub fn terms() -> TermsOf<Test> {
 		termination_notice: 0,
 		holdback: MinHoldback::get(),
 		verdict_window: 0,
+		deterministic: false,
 	}
 }
 

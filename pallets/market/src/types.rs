@@ -42,6 +42,10 @@ pub struct OrderTerms<Balance, BlockNumber> {
 	/// Blocks the buyer wants to judge each result in; zero (or less than the chain's
 	/// verdict window) takes the chain's. At most `MaxVerdictWindow`.
 	pub verdict_window: BlockNumber,
+	/// The job promises the same outputs (the same output root and exit code) for the same
+	/// inputs on any provider's GPUs: the buyer may then dispute a result, and another
+	/// provider re-executes it to decide.
+	pub deterministic: bool,
 }
 
 /// Where an order is in its life. Cancelled and expired orders are removed.

@@ -6,7 +6,10 @@ use crate::{
 	ProviderStatus, Registry, WorkerAccounts,
 };
 use alloc::{collections::BTreeMap, collections::BTreeSet, vec::Vec};
-use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
+use frame::{
+	deps::{frame_support::storage::StoragePrefixedMap, sp_runtime::TryRuntimeError},
+	prelude::*,
+};
 use stint_primitives::{DeviceId, GpuDevice, GpuRequirements, LeaseId, Outcome, Unfit, WorkerKey};
 use stint_traits::{ProviderRegistry, ReputationRecorder};
 
@@ -123,6 +126,58 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 				}
 			});
 		}
+	}
+
+	fn draw(
+		requirements: &GpuRequirements,
+		seed: [u8; 32],
+		exclude: &[T::AccountId],
+		max_scan: u32,
+		accept: &dyn Fn(&T::AccountId) -> bool,
+	) -> Option<(T::AccountId, Vec<DeviceId>)> {
+		// The registry is keyed by a hash of the account: starting after the key `seed` names
+		// and wrapping round visits providers in an order nobody chose.
+		let mut start = Registry::<T>::final_prefix().to_vec();
+		start.extend_from_slice(&seed[..16]);
+		let mut seen = BTreeSet::new();
+		Registry::<T>::iter_from(start)
+			.chain(Registry::<T>::iter())
+			.take(max_scan as usize)
+			.take_while(|(who, _)| seen.insert(who.clone()))
+			.find_map(|(who, record)| {
+				if record.status != ProviderStatus::Active || exclude.contains(&who) {
+					return None;
+				}
+				// None of `exclude` may act for the candidate, nor it for one of them.
+				let worker_of = |account: &T::AccountId| {
+					WorkerAccounts::<T>::get(account).map(|(provider, _)| provider)
+				};
+				if worker_of(&who).is_some_and(|provider| exclude.contains(&provider))
+					|| exclude.iter().any(|other| worker_of(other).as_ref() == Some(&who))
+				{
+					return None;
+				}
+				let mut one = requirements.clone();
+				one.gpu_count = 1;
+				let devices = record.workers.iter().find_map(|worker| {
+					let fit: Vec<DeviceId> = worker
+						.devices
+						.iter()
+						.filter(|id| !Self::is_committed(id))
+						.filter(|id| {
+							record.hardware.gpus.iter().any(|gpu| {
+								&gpu.uuid_hash == *id
+									&& one.admits(core::slice::from_ref(gpu)).is_ok()
+							})
+						})
+						.take(requirements.gpu_count as usize)
+						.copied()
+						.collect();
+					(fit.len() as u32 == requirements.gpu_count).then_some(fit)
+				})?;
+				(Self::check_offer(&who, &devices, requirements).is_ok() && accept(&who))
+					.then_some((who, devices))
+			})
 	}
 }
 

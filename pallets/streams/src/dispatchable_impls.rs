@@ -280,17 +280,21 @@ impl<T: Config> Pallet<T> {
 		.unwrap_or_default()
 	}
 
-	/// Settles, refunds every depositor what it has left, and closes. Stores the stream.
-	/// Returns (paid now, refunded).
+	/// Settles, refunds every depositor what it has left (or, with `to`, pays it to `to`), and
+	/// closes. Stores the stream. Returns (paid now, refunded or paid to `to`).
 	pub(crate) fn close_stream(
 		id: StreamId,
 		reason: CloseReason,
+		to: Option<&T::AccountId>,
 	) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
 		let mut stream = Self::open_stream(id)?;
 		let paid = Self::settle_stream(id, &mut stream)?;
 		let mut refunded = BalanceOf::<T>::zero();
 		for deposit in stream.depositors.iter_mut() {
-			asset::release::<T>(&deposit.who, deposit.remaining)?;
+			match to {
+				Some(to) => asset::pay::<T>(&deposit.who, to, deposit.remaining)?,
+				None => asset::release::<T>(&deposit.who, deposit.remaining)?,
+			}
 			refunded.saturating_accrue(deposit.remaining);
 			deposit.remaining = Zero::zero();
 		}

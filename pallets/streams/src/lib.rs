@@ -211,7 +211,8 @@ pub mod pallet {
 			reason: CloseReason,
 			/// Everything paid over its life.
 			paid: BalanceOf<T>,
-			/// Everything refunded to depositors.
+			/// Everything refunded to depositors (or paid to whom the owner named: a dispute
+			/// bond's remainder).
 			refunded: BalanceOf<T>,
 		},
 		/// Withheld payments were released to the payee.
@@ -236,6 +237,14 @@ pub mod pallet {
 		Reaped {
 			/// The stream.
 			stream: StreamId,
+		},
+		/// A pending stream was given another payee (a dispute bond, once its verifier is
+		/// drawn).
+		Redirected {
+			/// The stream.
+			stream: StreamId,
+			/// Who it will pay.
+			payee: T::AccountId,
 		},
 	}
 

@@ -75,7 +75,24 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 	}
 
 	fn close(id: StreamId) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
-		Self::close_stream(id, CloseReason::Owner)
+		Self::close_stream(id, CloseReason::Owner, None)
+	}
+
+	fn close_to(
+		id: StreamId,
+		to: &T::AccountId,
+	) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
+		Self::close_stream(id, CloseReason::Owner, Some(to))
+	}
+
+	fn redirect(id: StreamId, payee: &T::AccountId, reference: u64) -> DispatchResult {
+		let mut stream = Self::open_stream(id)?;
+		ensure!(stream.status == StreamStatus::Pending, Error::<T>::AlreadyStarted);
+		stream.payee = payee.clone();
+		stream.reference = reference;
+		Records::<T>::insert(id, stream);
+		Self::deposit_event(Event::Redirected { stream: id, payee: payee.clone() });
+		Ok(())
 	}
 
 	fn owed(id: StreamId) -> Option<BalanceOf<T>> {

@@ -81,7 +81,7 @@ impl<T: Config> Pallet<T> {
 			}
 			StreamStatus::Suspended { grace_ends } if grace_ends <= now => {
 				Records::<T>::insert(id, &stream);
-				Self::close_stream(id, CloseReason::Depleted)?;
+				Self::close_stream(id, CloseReason::Depleted, None)?;
 				T::Observer::on_closed(stream.reference, id, CloseReason::Depleted);
 			}
 			StreamStatus::Suspended { grace_ends } => {

@@ -187,6 +187,10 @@ impl<Bond> Slashing<AccountId, Balance> for FakeBonds<Bond> {
 		});
 		amount
 	}
+
+	fn restitute(who: &AccountId, amount: Balance, to: &AccountId, reason: SlashReason) -> Balance {
+		Self::slash(who, amount, Some(to), None, reason)
+	}
 }
 
 /// Each of `providers` has exactly the collateral locked that `claimed` says its bids and

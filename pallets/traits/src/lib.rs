@@ -44,6 +44,27 @@ pub trait ProviderRegistry<AccountId> {
 	fn commit_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId) -> DispatchResult;
 	/// Releases devices committed to `lease`.
 	fn release_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId);
+	/// Draws a provider to re-execute a disputed result: scanning at most `max_scan`
+	/// registered providers from the point of the registry's key space that `seed` names
+	/// (wrapping round), the first that `check_offer` would let offer free devices on one worker
+	/// for `requirements`, that is none of `exclude`, is no worker key of one of them and has
+	/// none of them as a worker key, and that `accept` takes (e.g. it has the free bond).
+	/// Returns it with the devices. A registry that cannot draw returns `None`.
+	fn draw(
+		_requirements: &GpuRequirements,
+		_seed: [u8; 32],
+		_exclude: &[AccountId],
+		_max_scan: u32,
+		_accept: &dyn Fn(&AccountId) -> bool,
+	) -> Option<(AccountId, Vec<DeviceId>)> {
+		None
+	}
+}
+
+/// What the leases need to know of an order once it is leased: what hardware re-runs it.
+pub trait OrderRequirements {
+	/// The GPUs order `order` asked for, while the order exists.
+	fn requirements(order: OrderId) -> Option<GpuRequirements>;
 }
 
 /// A provider's standing bids, as the registry sees them: a provider that pauses, announces its
@@ -105,6 +126,10 @@ pub trait Slashing<AccountId, Balance> {
 		reporter: Option<&AccountId>,
 		reason: SlashReason,
 	) -> Balance;
+	/// Takes up to `amount` from `who`'s bond, as [`Self::slash`] does, and pays all of it to
+	/// `to`: restitution of what a provider was paid for a false result. Returns what was
+	/// taken (less than `amount` if the bond is smaller).
+	fn restitute(who: &AccountId, amount: Balance, to: &AccountId, reason: SlashReason) -> Balance;
 }
 
 /// Identifies a payment stream.
@@ -157,6 +182,14 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	/// Settles, then refunds the rest to the depositors pro rata and closes the stream. No
 	/// observer is notified: the caller is the one closing. Returns (paid now, refunded).
 	fn close(id: StreamId) -> Result<(Balance, Balance), DispatchError>;
+	/// Closes as [`Self::close`] does, but pays what the escrow still holds to `to` instead of
+	/// refunding it: a dispute bond's remainder goes to the provider whose result stood.
+	/// Returns (paid now, paid to `to`).
+	fn close_to(id: StreamId, to: &AccountId) -> Result<(Balance, Balance), DispatchError>;
+	/// Makes `payee` the payee of a pending stream (nothing charged yet), and `reference` what
+	/// its notifications name: a dispute bond is held before the provider (and the lease) that
+	/// will earn it is drawn.
+	fn redirect(id: StreamId, payee: &AccountId, reference: u64) -> DispatchResult;
 	/// What is owed now but not yet paid.
 	fn owed(id: StreamId) -> Option<Balance>;
 	/// The block at which the escrow runs out at the current rate, if the stream is active.
@@ -240,6 +273,8 @@ pub struct NewLease<AccountId, Balance, BlockNumber> {
 	pub holdback: Permill,
 	/// Blocks the buyer asked to judge a result in (zero: the chain's verdict window).
 	pub verdict_window: BlockNumber,
+	/// The order promised the same outputs for the same inputs: its result may be disputed.
+	pub deterministic: bool,
 }
 
 /// Creates leases: implemented by the lease pallet, called by the market.

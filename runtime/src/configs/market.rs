@@ -7,7 +7,7 @@ use sp_runtime::{traits::AccountIdConversion, Permill};
 
 use super::dynamic_params;
 use crate::{
-	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Providers, Runtime,
+	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Market, Providers, Runtime,
 	RuntimeHoldReason, Streams, DAYS, HOURS, MICRO_STINT, MILLI_STINT, MINUTES, STINT,
 };
 
@@ -31,6 +31,8 @@ parameter_types! {
 	/// A provider that leaves a lease within an hour of acknowledging it risks its whole
 	/// collateral (as a no-show) if the buyer objects.
 	pub const EarlyExitBlocks: BlockNumber = HOURS;
+	/// A dispute's verifier is drawn four blocks after it, from the hash of the block before.
+	pub const DrawDelay: BlockNumber = 4;
 	/// Storage deposits: 0.1 STINT per order (its lease and stream included) and 100 µSTINT per
 	/// byte of it, so a 24 KiB job spec holds about 2.5 STINT until it is pruned.
 	pub const StorageDepositBase: Balance = 100 * MILLI_STINT;
@@ -102,6 +104,13 @@ impl pallet_leases::Config for Runtime {
 	type VerdictWindow = dynamic_params::leases::VerdictWindow;
 	type MaxVerdictWindow = MaxVerdictWindow;
 	type EarlyExitBlocks = EarlyExitBlocks;
+	type Orders = Market;
+	type DisputeBond = dynamic_params::leases::DisputeBond;
+	type DrawDelay = DrawDelay;
+	/// A draw looks at up to 16 providers; one draw a block, and one from the overflow: with
+	/// the market's and the streams' hooks, under 5 % of a block at their worst.
+	type MaxDrawScan = ConstU32<16>;
+	type MaxDrawsPerBlock = ConstU32<1>;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;

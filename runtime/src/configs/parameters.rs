@@ -11,7 +11,7 @@ use frame_support::{
 };
 use frame_system::EnsureRoot;
 
-use crate::{AccountId, BlockNumber, Runtime, RuntimeEvent, HOURS, MINUTES};
+use crate::{AccountId, Balance, BlockNumber, Runtime, RuntimeEvent, HOURS, MINUTES, STINT};
 
 #[dynamic_params(RuntimeParameters, pallet_parameters::Parameters::<Runtime>)]
 pub mod dynamic_params {
@@ -39,6 +39,11 @@ pub mod dynamic_params {
 		/// that is taken as that.
 		#[codec(index = 3)]
 		pub static VerdictWindow: BlockNumber = 2 * HOURS;
+
+		/// The least bond a buyer posts to dispute a result (it is at least the disputed
+		/// lease's price for twice the time it ran: the verifier's pay).
+		#[codec(index = 4)]
+		pub static DisputeBond: Balance = STINT;
 	}
 
 	/// `pallet-streams`.

@@ -31,7 +31,7 @@ fn market_error(e: pallet_market::Error<Runtime>) -> sp_runtime::DispatchError {
 }
 
 /// Registers `who` as a provider of one H100 whose worker key is `worker`, with the least bond.
-fn register(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId {
+pub(super) fn register(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId {
 	let device = register_only(who, worker);
 	assert_ok!(Bonds::bond(RuntimeOrigin::signed(who.to_account_id()), 100 * STINT));
 	device

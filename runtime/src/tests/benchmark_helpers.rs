@@ -84,6 +84,7 @@ fn the_leases_helper_makes_providers_whose_keystore_key_signs_their_results() {
 			image_digest: [7; 32],
 			holdback: Default::default(),
 			verdict_window: 0,
+			deterministic: false,
 		})
 		.unwrap();
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(provider.clone()), lease));

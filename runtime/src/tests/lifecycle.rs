@@ -81,6 +81,7 @@ pub(super) fn terms(duration: Option<u32>, auto_accept: bool, notice: u32) -> Te
 		termination_notice: notice,
 		holdback: <Runtime as pallet_market::Config>::MinHoldback::get(),
 		verdict_window: 0,
+		deterministic: false,
 	}
 }
 
@@ -136,6 +137,7 @@ pub(super) fn run_to(n: u32) {
 		System::set_block_number(next);
 		Market::on_initialize(next);
 		Streams::on_initialize(next);
+		Leases::on_initialize(next);
 	}
 }
 

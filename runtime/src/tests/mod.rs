@@ -106,6 +106,7 @@ fn fees_price_computation_and_length_as_a_real_chain_would() {
 }
 
 mod attacks;
+mod disputes;
 mod lifecycle;
 // The benchmark and try-runtime builds serve two more runtime APIs, which production leaves out.
 #[cfg(feature = "runtime-benchmarks")]

@@ -78,12 +78,13 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 	use pallet_market::Call as M;
 	use pallet_streams::Call as S;
 	// One call in ten is about verdicts, notices and checkpoints; the rest drive the market.
-	let kind = if rng.below(10) == 0 { 16 + rng.below(5) } else { rng.below(16) };
+	let kind = if rng.below(10) == 0 { 16 + rng.below(6) } else { rng.below(16) };
 	match kind {
 		0 | 1 => {
 			let duration = if rng.below(3) == 0 { None } else { Some(2 + rng.below(40) as u32) };
 			let mut terms = terms(duration, rng.below(2) == 0, rng.below(3) as u32);
 			terms.bid_window = 2 + rng.below(5) as u32;
+			terms.deterministic = rng.below(2) == 0;
 			let deposit = (10 + rng.below(60) as crate::Balance) * STINT;
 			RuntimeCall::Market(M::create_order { spec: spec(), terms, deposit })
 		}
@@ -124,7 +125,7 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 			let amount = rng.below(200) as crate::Balance * STINT;
 			RuntimeCall::Streams(S::top_up { stream, amount })
 		}
-		16..=18 => {
+		16..=18 | 21 => {
 			// Mostly a lease whose verdict is pending, now and then any.
 			let pending = pallet_leases::PendingVerdicts::<Runtime>::iter_keys().next();
 			let lease = match pending {
@@ -134,6 +135,7 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 			match kind {
 				16 => RuntimeCall::Leases(L::accept_result { lease }),
 				17 => RuntimeCall::Leases(L::object_to_result { lease }),
+				21 => RuntimeCall::Leases(L::dispute { lease }),
 				_ => RuntimeCall::Leases(L::confirm_result { lease }),
 			}
 		}
@@ -188,7 +190,8 @@ fn signer_for(call: &RuntimeCall, rng: &mut Rng) -> AccountId {
 		}
 		RuntimeCall::Leases(pallet_leases::Call::close_lease { lease })
 		| RuntimeCall::Leases(pallet_leases::Call::accept_result { lease })
-		| RuntimeCall::Leases(pallet_leases::Call::object_to_result { lease }) => {
+		| RuntimeCall::Leases(pallet_leases::Call::object_to_result { lease })
+		| RuntimeCall::Leases(pallet_leases::Call::dispute { lease }) => {
 			pallet_leases::Leases::<Runtime>::get(lease).map_or(alice(), |l| l.buyer)
 		}
 		_ => rng.pick(&everyone),
@@ -210,7 +213,9 @@ impl BlockUse {
 			self.check(seed);
 			let next = System::block_number() + 1;
 			System::set_block_number(next);
-			self.hooks = Market::on_initialize(next).saturating_add(Streams::on_initialize(next));
+			self.hooks = Market::on_initialize(next)
+				.saturating_add(Streams::on_initialize(next))
+				.saturating_add(Leases::on_initialize(next));
 			self.calls = Weight::zero();
 		}
 	}

@@ -315,3 +315,20 @@ fn confirming_a_verdict_costs_less_than_one_block_of_a_typical_lease() {
 		assert!(fee < STINT / 20, "confirm_result costs {fee}");
 	});
 }
+
+/// What a buyer pays to open a dispute (besides its bond): printed for the performance notes.
+#[test]
+fn a_dispute_costs_its_buyer_a_fee_of_a_few_blocks_of_a_typical_lease() {
+	use codec::Encode;
+	use frame_support::dispatch::GetDispatchInfo;
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let call = RuntimeCall::Leases(pallet_leases::Call::dispute { lease: 0 });
+		let fee = crate::TransactionPayment::compute_fee(
+			call.encoded_size() as u32 + 110,
+			&call.get_dispatch_info(),
+			0,
+		);
+		println!("fee.leases.dispute = {fee} ({} mSTINT)", fee / crate::MILLI_STINT);
+		assert!(fee < STINT / 10, "dispute costs {fee}");
+	});
+}
