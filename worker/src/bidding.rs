@@ -311,7 +311,12 @@ mod tests {
 	fn a_buyer_whose_objections_keep_slashing_providers_gets_no_bid() {
 		let policy = policy();
 		let with = |verdicts, slashing_objections| Candidate {
-			buyer: BuyerStanding { verdicts, objections: slashing_objections, slashing_objections },
+			buyer: BuyerStanding {
+				verdicts,
+				objections: slashing_objections,
+				slashing_objections,
+				..Default::default()
+			},
 			..order(1, "NVIDIA H100")
 		};
 		let skipped = |candidate: Candidate| {

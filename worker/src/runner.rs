@@ -852,7 +852,14 @@ impl<E: Executor> Worker<E> {
 				Ok(Ok(pending)) => pending,
 				_ => continue,
 			};
+			// A disputed result is settled by its re-execution, not by a confirmation (which
+			// the chain refuses while the dispute is open: a fee for nothing).
+			let disputed = match tokio::time::timeout(CALL_TIMEOUT, at.dispute(id)).await {
+				Ok(Ok(dispute)) => dispute.is_some_and(|d| d.is_open()),
+				_ => continue,
+			};
 			let settled = match pending {
+				Some(_) if disputed => false,
 				Some(until) if number > until => {
 					let call = runtime::tx().leases().confirm_result(id);
 					match self.chain.submit(&call, &self.key, "confirm").await {

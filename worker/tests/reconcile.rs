@@ -4,7 +4,8 @@
 //! answering for a while, or restarting, is survived; with no node left the worker exits for its
 //! supervisor; a lease this journal never saw is left alone unless adopted, and adopted only with its outputs;
 //! a real runtime upgrade that renames a call the worker uses stops its new work (its standing bids
-//! are retracted, no new one is placed), not its running job.
+//! are retracted, no new one is placed), not its running job; a disputed result is re-executed by
+//! the drawn provider's worker exactly once, through a kill and restart.
 
 mod common;
 
@@ -17,7 +18,7 @@ use common::chain::{
 };
 use stint_client::{
 	runtime::runtime_types::stint_runtime::configs::parameters::dynamic_params::leases, Client,
-	LeaseStatus,
+	DisputeState, LeaseStatus,
 };
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -455,5 +456,71 @@ async fn a_lease_its_provider_ended_by_notice_is_confirmed_by_the_worker_once_it
 	assert_eq!(client.pending_verdict(lease).await?, None);
 	drop(worker);
 	remove_containers(&instance);
+	Ok(())
+}
+
+/// The verification lease the dispute of `lease` runs, once one is drawn.
+async fn verification_of(client: &Client, lease: u64, worker: &Worker) -> Result<u64> {
+	let deadline = Instant::now() + WAIT;
+	loop {
+		if let Some(dispute) = client.dispute(lease).await? {
+			match dispute.state {
+				DisputeState::Verifying { lease } => return Ok(lease),
+				DisputeState::Drawing { .. } => {}
+				other => bail!("the dispute of {lease} is {other:?}:\n{}", worker.log()),
+			}
+		}
+		if Instant::now() > deadline {
+			bail!("no verifier was drawn for lease {lease}:\n{}", worker.log());
+		}
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_disputed_result_is_re_executed_by_the_drawn_provider_exactly_once_through_a_restart(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let (eve_dir, ferdie_dir) = (tempfile::tempdir()?, tempfile::tempdir()?);
+	let eve_config = write_config(eve_dir.path(), &url, &Setup::default())?;
+	let eve = Worker::start(&eve_config, None)?;
+	let eve_instance = eve.instance().await?;
+	// A deterministic job any region may run: Eve's worker (Ferdie's is not running) wins it.
+	let command = ["/job", "sleep", "4", "write", "answer.txt", "42"];
+	let job = Order { command: &command, region: None, deterministic: true, ..Order::default() };
+	let order = post_order(eve_dir.path(), &url, &job)?;
+	let lease = lease_of(&client, order, WAIT, &eve).await?;
+	let original = wait_lease(&client, lease, WAIT, &eve, |r| !live(r)).await?;
+	assert!(matches!(original.status, LeaseStatus::Completed), "{}", eve.log());
+
+	// Ferdie's worker runs; Alice disputes Eve's result; Ferdie, the only other provider, is
+	// drawn and its worker runs the verification lease like any other.
+	let ferdie_setup = Setup { key: "//Ferdie//stash", ..Setup::default() };
+	let ferdie_config = write_config(ferdie_dir.path(), &url, &ferdie_setup)?;
+	let mut ferdie = Worker::start(&ferdie_config, None)?;
+	let ferdie_instance = ferdie.instance().await?;
+	stint(&url, "//Alice", &["lease", "dispute", &lease.to_string()])?;
+	let check = verification_of(&client, lease, &ferdie).await?;
+	wait_container(&ferdie_instance, check, "running", &ferdie).await?;
+	// Killed while the re-execution runs: the job finishes meanwhile, the restarted worker
+	// finds it and commits it, once.
+	ferdie.kill();
+	wait_container(&ferdie_instance, check, "exited", &ferdie).await?;
+	let ferdie = Worker::start(&ferdie_config, None)?;
+	let verified = wait_lease(&client, check, WAIT, &ferdie, |r| !live(r)).await?;
+	assert!(matches!(verified.status, LeaseStatus::Completed), "{}", ferdie.log());
+	let root = |r: &stint_client::LeaseRecord| r.result.as_ref().map(|c| c.0.output_root);
+	assert_eq!(root(&verified), root(&original), "the same outputs");
+	let dispute = client.dispute(lease).await?.context("the dispute")?;
+	assert_eq!(dispute.state, DisputeState::Upheld, "{}", ferdie.log());
+	assert_eq!(client.pending_verdict(lease).await?, None, "settled by the re-execution");
+	let ids = std::process::Command::new("docker")
+		.args(["ps", "-aq", "--filter", &format!("label=stint.instance={ferdie_instance}")])
+		.output()?;
+	assert_eq!(String::from_utf8_lossy(&ids.stdout).lines().count(), 1, "one re-execution");
+	drop((eve, ferdie));
+	remove_containers(&eve_instance);
+	remove_containers(&ferdie_instance);
 	Ok(())
 }

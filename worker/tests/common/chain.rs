@@ -185,6 +185,8 @@ pub struct Setup {
 	pub dead_url_first: bool,
 	/// `[limits] log_bytes`: how much of each stream is kept.
 	pub log_bytes: u64,
+	/// The worker key: Eve's worker (`//Eve//stash`) unless a test runs Ferdie's.
+	pub key: &'static str,
 }
 
 impl Default for Setup {
@@ -197,11 +199,12 @@ impl Default for Setup {
 			allow_private_inputs: false,
 			dead_url_first: false,
 			log_bytes: 16 << 20,
+			key: "//Eve//stash",
 		}
 	}
 }
 
-/// Writes Eve's `worker.toml` into `dir`.
+/// Writes the `worker.toml` of Eve's worker (or the one `setup.key` names) into `dir`.
 pub fn write_config(dir: &Path, url: &str, setup: &Setup) -> Result<PathBuf> {
 	let path = dir.join("worker.toml");
 	let api_port = if setup.api_port == 0 { free_port()? } else { setup.api_port };
@@ -217,7 +220,7 @@ stall_secs = {stall}
 max_failures = {failures}
 
 [worker]
-key = "//Eve//stash"
+key = "{key}"
 data_dir = "{data}"
 gpus = "off"
 allow_private_inputs = {private}
@@ -243,6 +246,7 @@ log_bytes = {log_bytes}
 		price = setup.price,
 		private = setup.allow_private_inputs,
 		log_bytes = setup.log_bytes,
+		key = setup.key,
 	);
 	std::fs::write(&path, config)?;
 	Ok(path)
@@ -314,6 +318,10 @@ pub struct Order<'a> {
 	pub inputs: &'a [(&'a str, [u8; 32])],
 	pub max_output_bytes: u64,
 	pub bid_window: u32,
+	/// The region the GPUs must be in: Eve's (`DE`) unless a test lets Ferdie's (`US`) serve.
+	pub region: Option<&'a str>,
+	/// The job promises the same outputs for the same inputs: its result may be disputed.
+	pub deterministic: bool,
 }
 
 impl Default for Order<'_> {
@@ -327,6 +335,8 @@ impl Default for Order<'_> {
 			inputs: &[],
 			max_output_bytes: 1 << 20,
 			bid_window: 8,
+			region: Some("DE"),
+			deterministic: false,
 		}
 	}
 }
@@ -350,15 +360,18 @@ max_output_bytes = {max_output_bytes}
 
 [gpus]
 count = 1
-region = "DE"
+{region}
 
 [terms]
 max_price_per_block = "{price}"
 {duration}
 bid_window_blocks = {bid_window}
 auto_accept = true
+deterministic = {deterministic}
 deposit = "{deposit}"
 "#,
+		region = order.region.map(|r| format!("region = {r:?}")).unwrap_or_default(),
+		deterministic = order.deterministic,
 		image = order.image.map(str::to_string).unwrap_or_else(super::job_image),
 		words = words.join(", "),
 		price = order.max_price,
