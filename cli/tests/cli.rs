@@ -660,6 +660,13 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	));
 	expect(&url, &["--key", "//Eve", "lease", "terminate", "0"], 6)?;
 
+	// lease dispute: only the buyer, and only of a result waiting for its verdict (the
+	// re-execution itself is worker/tests/reconcile.rs's, with two workers).
+	let run = expect(&url, &["--key", "//Bob", "lease", "dispute", "0"], 6)?;
+	assert!(run.stderr.contains("Leases.NotBuyer"), "{}", run.stderr);
+	let run = expect(&url, &["--key", "//Alice", "lease", "dispute", "0"], 6)?;
+	assert!(run.stderr.contains("Leases.NoPendingVerdict"), "{}", run.stderr);
+
 	// provider resume, rotate-key, exit, deregister.
 	let run = expect(&url, &["--key", "//Ferdie", "provider", "resume"], 6)?;
 	assert!(run.stderr.contains("Providers.NotPaused"), "{}", run.stderr);
