@@ -358,11 +358,9 @@ impl<T: Config> Pallet<T> {
 			return Ok(());
 		}
 		Self::clear_verdict(id, lease, &verdict);
-		BuyerRecords::<T>::mutate(&lease.buyer, |record| {
-			record.verdicts.saturating_inc();
-			record.objections.saturating_inc();
-			record.slashing_objections.saturating_inc();
-		});
+		// A dispute the buyer won proves the provider wrong: it is no objection of the kind
+		// providers read the record for (spite), and must not make honest buyers look like it.
+		BuyerRecords::<T>::mutate(&lease.buyer, |record| record.verdicts.saturating_inc());
 		let forfeited = T::Streams::forfeit(lease.stream)?;
 		let owed = T::Streams::paid(lease.stream)
 			.unwrap_or_default()

@@ -226,7 +226,8 @@ pub struct BuyerRecord {
 	pub slashing_objections: u32,
 	/// Disputes it opened.
 	pub disputes: u32,
-	/// Of them, disputes the re-execution decided for the provider: the result stood.
+	/// Of them, disputes the re-execution decided for the provider: the result stood. (One
+	/// decided for the buyer counts as a verdict, not as an objection.)
 	pub disputes_lost: u32,
 }
 
