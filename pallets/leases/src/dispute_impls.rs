@@ -10,13 +10,13 @@
 
 use crate::{
 	BuyerRecords, Config, Dispute, DisputeOf, DisputeStatus, Disputes, DrawOverflow,
-	DrawOverflowEnds, Draws, Error, Event, LeaseOf, LeaseStatus, Leases, LiveLeases, NextLeaseId,
-	Pallet, PendingVerdicts, WeightInfo, MAX_DISPUTE_DRAWS,
+	DrawOverflowEnds, Draws, Error, Event, LeaseOf, LeaseStatus, Leases, NextLeaseId, Pallet,
+	PendingVerdicts, WeightInfo, MAX_DISPUTE_DRAWS,
 };
 use frame::{deps::frame_support::storage::with_storage_layer, prelude::*};
 use stint_primitives::{fault_of, Fault, LeaseId, Outcome, ResultCommitment, SlashReason};
 use stint_traits::{
-	buckets, OrderRequirements, PaymentStreams, ProviderCollateral, ProviderRegistry,
+	buckets, NewLease, OrderRequirements, PaymentStreams, ProviderCollateral, ProviderRegistry,
 	ReputationRecorder, Slashing,
 };
 
@@ -130,7 +130,7 @@ impl<T: Config> Pallet<T> {
 				_ => continue,
 			}
 			draws.saturating_inc();
-			if let Err(error) = with_storage_layer(|| Self::draw(id, dispute, now)) {
+			if let Err(error) = with_storage_layer(|| Self::draw(id, dispute)) {
 				frame::log::error!(target: "runtime::leases", "dispute of {id}: {error:?}");
 				if let Some(dispute) = Disputes::<T>::get(id) {
 					let _ = with_storage_layer(|| Self::void(id, dispute));
@@ -156,7 +156,7 @@ impl<T: Config> Pallet<T> {
 	/// Draws the verifier of the dispute of `id` from the parent block's hash and starts its
 	/// verification lease; with none to be found, tries again later, or voids the dispute
 	/// after its last draw.
-	fn draw(id: LeaseId, mut dispute: DisputeOf<T>, now: BlockNumberFor<T>) -> DispatchResult {
+	fn draw(id: LeaseId, mut dispute: DisputeOf<T>) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		dispute.draws.saturating_inc();
 		let seed = frame::hashing::blake2_256(
@@ -189,37 +189,6 @@ impl<T: Config> Pallet<T> {
 		T::Registry::commit_devices(&verifier, &devices, verification)?;
 		T::Streams::redirect(dispute.stream, &verifier, verification)?;
 		let devices = devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
-		let ack_by = now.saturating_add(T::AckDeadline::get().max(One::one()));
-		let verifying = LeaseOf::<T> {
-			order: lease.order,
-			buyer: lease.buyer.clone(),
-			provider: verifier.clone(),
-			devices,
-			price_per_block: lease.price_per_block,
-			stream: dispute.stream,
-			collateral,
-			image_digest: lease.image_digest,
-			created_at: now,
-			ack_by,
-			started_at: None,
-			duration: Some(Self::verification_blocks(&lease)),
-			ends_at: None,
-			termination_notice: Zero::zero(),
-			notice_ends_at: None,
-			result_grace: T::ResultGrace::get(),
-			checkpoint_interval: T::CheckpointInterval::get().max(One::one()),
-			verdict_window: lease.verdict_window,
-			checkpoints: 0,
-			deterministic: true,
-			verifies: Some(id),
-			last_report_at: now,
-			result: None,
-			status: LeaseStatus::AwaitingAck,
-			ended_at: None,
-		};
-		Leases::<T>::insert(verification, verifying);
-		LiveLeases::<T>::insert(&verifier, verification, ());
-		NextLeaseId::<T>::put(verification.saturating_add(1));
 		dispute
 			.verifiers
 			.try_push(verification)
@@ -227,15 +196,25 @@ impl<T: Config> Pallet<T> {
 		dispute.status = DisputeStatus::Verifying { lease: verification };
 		let stream = dispute.stream;
 		Disputes::<T>::insert(id, dispute);
-		Self::deposit_event(Event::Created {
-			lease: verification,
+		// The same job on the verifier's devices at the same price, for twice the time the
+		// disputed lease ran; paid from the bond, judged by its outputs, not by a verdict.
+		let duration = Self::verification_blocks(&lease);
+		let verifying = NewLease {
 			order: lease.order,
 			buyer: lease.buyer,
 			provider: verifier.clone(),
-			stream,
+			devices: Default::default(),
 			price_per_block: lease.price_per_block,
-			ack_by,
-		});
+			escrow: Zero::zero(),
+			duration: Some(duration),
+			collateral,
+			termination_notice: Zero::zero(),
+			image_digest: lease.image_digest,
+			holdback: Permill::zero(),
+			verdict_window: lease.verdict_window,
+			deterministic: true,
+		};
+		Self::store_new(verification, verifying, devices, stream, Some(id));
 		Self::deposit_event(Event::VerifierDrawn { lease: id, verification, verifier });
 		Ok(())
 	}

@@ -9,7 +9,8 @@ use crate::{
 };
 use frame::{deps::sp_runtime::TryRuntimeError, prelude::*};
 use stint_primitives::{
-	fault_of, Fault, LeaseId, NextDuty, Outcome, Report, ReportKind, ResultCommitment, SlashReason,
+	fault_of, DeviceId, Fault, LeaseId, NextDuty, Outcome, Report, ReportKind, ResultCommitment,
+	SlashReason,
 };
 use stint_traits::{
 	CloseReason, LeaseFactory, NewLease, Obligations, PaymentStreams, ProviderCollateral,
@@ -26,11 +27,11 @@ pub(crate) enum Ending<'a, AccountId> {
 
 impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pallet<T> {
 	fn create_lease(
-		new: NewLease<T::AccountId, T::Balance, BlockNumberFor<T>>,
+		mut new: NewLease<T::AccountId, T::Balance, BlockNumberFor<T>>,
 	) -> Result<LeaseId, DispatchError> {
 		let id = NextLeaseId::<T>::get();
 		let devices: BoundedVec<_, T::MaxGpusPerLease> =
-			new.devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
+			core::mem::take(&mut new.devices).try_into().map_err(|_| Error::<T>::TooManyDevices)?;
 		T::Registry::commit_devices(&new.provider, &devices, id)?;
 		// A fixed-duration lease never costs more than its price times its duration.
 		let cap = new.duration.map(|blocks| {
@@ -46,51 +47,7 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			cap,
 			new.holdback,
 		)?;
-		let verdict_window = new
-			.verdict_window
-			.max(T::VerdictWindow::get())
-			.clamp(One::one(), T::MaxVerdictWindow::get().max(One::one()));
-		let now = Self::now();
-		let ack_by = now.saturating_add(T::AckDeadline::get().max(One::one()));
-		let lease = LeaseOf::<T> {
-			order: new.order,
-			buyer: new.buyer.clone(),
-			provider: new.provider.clone(),
-			devices,
-			price_per_block: new.price_per_block,
-			stream,
-			collateral: new.collateral,
-			image_digest: new.image_digest,
-			created_at: now,
-			ack_by,
-			started_at: None,
-			duration: new.duration,
-			ends_at: None,
-			termination_notice: new.termination_notice,
-			notice_ends_at: None,
-			result_grace: T::ResultGrace::get(),
-			checkpoint_interval: T::CheckpointInterval::get().max(One::one()),
-			verdict_window,
-			checkpoints: 0,
-			deterministic: new.deterministic,
-			verifies: None,
-			last_report_at: now,
-			result: None,
-			status: LeaseStatus::AwaitingAck,
-			ended_at: None,
-		};
-		Leases::<T>::insert(id, lease);
-		LiveLeases::<T>::insert(&new.provider, id, ());
-		NextLeaseId::<T>::put(id.saturating_add(1));
-		Self::deposit_event(Event::Created {
-			lease: id,
-			order: new.order,
-			buyer: new.buyer,
-			provider: new.provider,
-			stream,
-			price_per_block: new.price_per_block,
-			ack_by,
-		});
+		Self::store_new(id, new, devices, stream, None);
 		Ok(id)
 	}
 
@@ -176,6 +133,64 @@ impl<T: Config> StreamObserver for Pallet<T> {
 }
 
 impl<T: Config> Pallet<T> {
+	/// Stores lease `id` as `new` describes it, on `devices` (committed to it already) and paid
+	/// through `stream` (opened already), awaiting its acknowledgement: indexed as its provider's
+	/// live lease, the next id taken, `Created` told. A verification lease names the lease it
+	/// `verifies`.
+	pub(crate) fn store_new(
+		id: LeaseId,
+		new: NewLease<T::AccountId, T::Balance, BlockNumberFor<T>>,
+		devices: BoundedVec<DeviceId, T::MaxGpusPerLease>,
+		stream: StreamId,
+		verifies: Option<LeaseId>,
+	) {
+		let verdict_window = new
+			.verdict_window
+			.max(T::VerdictWindow::get())
+			.clamp(One::one(), T::MaxVerdictWindow::get().max(One::one()));
+		let now = Self::now();
+		let ack_by = now.saturating_add(T::AckDeadline::get().max(One::one()));
+		let lease = LeaseOf::<T> {
+			order: new.order,
+			buyer: new.buyer.clone(),
+			provider: new.provider.clone(),
+			devices,
+			price_per_block: new.price_per_block,
+			stream,
+			collateral: new.collateral,
+			image_digest: new.image_digest,
+			created_at: now,
+			ack_by,
+			started_at: None,
+			duration: new.duration,
+			ends_at: None,
+			termination_notice: new.termination_notice,
+			notice_ends_at: None,
+			result_grace: T::ResultGrace::get(),
+			checkpoint_interval: T::CheckpointInterval::get().max(One::one()),
+			verdict_window,
+			checkpoints: 0,
+			deterministic: new.deterministic,
+			verifies,
+			last_report_at: now,
+			result: None,
+			status: LeaseStatus::AwaitingAck,
+			ended_at: None,
+		};
+		Leases::<T>::insert(id, lease);
+		LiveLeases::<T>::insert(&new.provider, id, ());
+		NextLeaseId::<T>::put(id.saturating_add(1));
+		Self::deposit_event(Event::Created {
+			lease: id,
+			order: new.order,
+			buyer: new.buyer,
+			provider: new.provider,
+			stream,
+			price_per_block: new.price_per_block,
+			ack_by,
+		});
+	}
+
 	/// Checks `signature` is the provider's worker key over the report of `kind` for this lease
 	/// on this chain.
 	pub(crate) fn verify(
