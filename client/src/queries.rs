@@ -245,6 +245,7 @@ impl Client {
 					slashing_objections: record.slashing_objections,
 					disputes: record.disputes,
 					disputes_lost: record.disputes_lost,
+					no_majority: record.no_majority,
 				}
 			}
 			None => BuyerStanding::default(),
@@ -277,6 +278,39 @@ impl Client {
 			bond: dispute.bond,
 			draws: dispute.draws,
 			verifiers: dispute.verifiers.0,
+		}))
+	}
+
+	/// The replicas of replicated order `order` (kept until the order is pruned).
+	pub async fn replicas(&self, order: u64) -> Result<Option<ReplicasView>, Error> {
+		use runtime::runtime_types::pallet_leases::types::{ReplicaStatus, ReplicaVerdict};
+		let at = self.block().await?;
+		let Some(group) = at
+			.storage()
+			.try_fetch(runtime::storage().leases().replica_groups(), (order,))
+			.await
+			.map_err(Error::rpc)?
+		else {
+			return Ok(None);
+		};
+		let group = group.decode().map_err(Error::rpc)?;
+		let decided = match group.status {
+			ReplicaStatus::Open => None,
+			ReplicaStatus::Decided { at, verdict } => Some((
+				at,
+				match verdict {
+					ReplicaVerdict::Majority { output_root, exit_code, votes } => {
+						ReplicaDecision::Majority { output_root, exit_code, votes }
+					}
+					ReplicaVerdict::NoMajority => ReplicaDecision::NoMajority,
+				},
+			)),
+		};
+		Ok(Some(ReplicasView {
+			replicas: group.replicas.0.iter().map(|r| (r.lease, r.seal.is_some())).collect(),
+			reveals_from: group.reveals_from,
+			reveal_until: group.reveal_until,
+			decided,
 		}))
 	}
 
@@ -444,6 +478,30 @@ pub struct BuyerStanding {
 	pub disputes: u32,
 	/// Of them, disputes whose re-execution found the same outputs: the result stood.
 	pub disputes_lost: u32,
+	/// Replicated orders of its whose replicas found no majority.
+	pub no_majority: u32,
+}
+
+/// How a replicated order's replicas were decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplicaDecision {
+	/// More than half of the replicas revealed this output root and exit code.
+	Majority { output_root: [u8; 32], exit_code: i32, votes: u32 },
+	/// No result had more than half: the buyer was refunded and the order flagged.
+	NoMajority,
+}
+
+/// The replicas of a replicated order (`Leases.ReplicaGroups`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicasView {
+	/// Each replica's lease, and whether it committed its sealed result.
+	pub replicas: Vec<(LeaseId, bool)>,
+	/// The first block of the reveals.
+	pub reveals_from: u32,
+	/// The last block of the reveals: after it anyone may decide the replicas.
+	pub reveal_until: u32,
+	/// The decision and its block, once made.
+	pub decided: Option<(u32, ReplicaDecision)>,
 }
 
 /// Where a dispute of a result is.

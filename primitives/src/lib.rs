@@ -85,6 +85,14 @@ pub enum SlashReason {
 	/// The buyer disputed the result of a deterministic order and another provider's
 	/// re-execution produced a different one: the result was false.
 	FalseResult,
+	/// A replica of a replicated order committed a sealed result and did not reveal it in
+	/// time (or revealed one that does not open its seal).
+	Unrevealed,
+	/// A replica's revealed result disagreed with the majority of its order's replicas.
+	OutvotedResult,
+	/// A replicated order's replicas found no majority: what each was paid goes back to the
+	/// buyer (nobody can tell which result was true), no collateral is slashed.
+	NoMajority,
 }
 
 /// How a lease ended, from the provider's point of view. Feeds its reputation.

@@ -98,6 +98,28 @@ impl Report {
 	}
 }
 
+/// Prefixes a replica's sealed result: `stint/sealed/v1`.
+pub const SEAL_DOMAIN: [u8; 15] = *b"stint/sealed/v1";
+
+/// The most replicas any order may ask for (a runtime may allow fewer): what bounds a
+/// replica group's record.
+pub const MAX_REPLICAS: u32 = 7;
+
+/// What a replica of a replicated order commits to first: blake2-256 of `SEAL_DOMAIN ‖
+/// commitment ‖ provider ‖ salt`, with the commitment SCALE-encoded and `provider` the SCALE
+/// encoding of the provider's account. Revealing it takes the commitment and the salt, and
+/// checks it against the provider of the lease it was committed for: a seal copied from another
+/// replica cannot be revealed by its copier (the account differs), and nobody can read the
+/// result in a seal before the reveals (the salt is 32 random bytes).
+pub fn seal(commitment: &ResultCommitment, provider: &[u8], salt: &[u8; 32]) -> [u8; 32] {
+	let mut bytes = alloc::vec::Vec::with_capacity(15 + 120 + provider.len() + 32);
+	bytes.extend_from_slice(&SEAL_DOMAIN);
+	commitment.encode_to(&mut bytes);
+	bytes.extend_from_slice(provider);
+	bytes.extend_from_slice(salt);
+	polkadot_sdk::sp_crypto_hashing::blake2_256(&bytes)
+}
+
 /// Prefixes a worker key's proof of possession: `stint/worker/v1`.
 pub const WORKER_PROOF_DOMAIN: [u8; 15] = *b"stint/worker/v1";
 
@@ -179,5 +201,17 @@ mod tests {
 		let mut checkpoint = report(9);
 		checkpoint.kind = ReportKind::Checkpoint { sequence: 1 };
 		assert!(!sr25519::Pair::verify(&signature, checkpoint.signing_bytes(), &pair.public()));
+	}
+
+	#[test]
+	fn a_seal_names_the_commitment_the_provider_and_the_salt() {
+		let c = ResultCommitment { output_root: [4; 32], ..Default::default() };
+		let sealed = seal(&c, &[1; 32], &[9; 32]);
+		assert_eq!(sealed, seal(&c, &[1; 32], &[9; 32]));
+		// Another account cannot reveal a copied seal, nor a wrong salt or result open it.
+		assert_ne!(sealed, seal(&c, &[2; 32], &[9; 32]));
+		assert_ne!(sealed, seal(&c, &[1; 32], &[8; 32]));
+		let other = ResultCommitment { exit_code: 1, ..c };
+		assert_ne!(sealed, seal(&other, &[1; 32], &[9; 32]));
 	}
 }

@@ -51,6 +51,7 @@ fn lease_of<T: Config>(duration: Option<u32>, notice: u32, gpus: u32, depositors
 		verdict_window: Zero::zero(),
 		// Its result may be disputed (nothing else depends on it).
 		deterministic: true,
+		replicas: 1,
 	})
 	.unwrap();
 	if duration.is_none() {
@@ -103,6 +104,71 @@ fn early_result<T: Config>() -> Setup<T> {
 	Pallet::<T>::do_submit_result(setup.lease, commitment, signature).unwrap();
 	assert!(PendingVerdicts::<T>::contains_key(setup.lease));
 	setup
+}
+
+/// The result a benchmark replica seals: output root `root`.
+fn outputs(root: u8) -> ResultCommitment {
+	ResultCommitment {
+		output_root: [root; 32],
+		receipt_hash: [2; 32],
+		exit_code: 0,
+		gpu_seconds: 1,
+		image_digest: [7; 32],
+	}
+}
+
+/// `r` replicas of order 1, each on its own provider with `gpus` devices, acknowledged.
+fn replicas<T: Config>(r: u32, gpus: u32) -> alloc::vec::Vec<Setup<T>> {
+	let collateral: T::Balance = 1_000u32.into();
+	let price: T::Balance = 1_000_000u32.into();
+	let buyer = T::BenchmarkHelper::buyer(0);
+	(0..r)
+		.map(|i| {
+			let key = sp_io::crypto::sr25519_generate(WORKER, None);
+			let (provider, devices) = T::BenchmarkHelper::provider(i, gpus, key, collateral);
+			let lease = Pallet::<T>::create_lease(NewLease {
+				order: 1,
+				buyer: buyer.clone(),
+				provider: provider.clone(),
+				devices,
+				price_per_block: price,
+				escrow: price.saturating_mul(100u32.into()),
+				duration: Some(100u32.into()),
+				collateral,
+				termination_notice: Zero::zero(),
+				image_digest: [7; 32],
+				holdback: Permill::from_percent(10),
+				verdict_window: Zero::zero(),
+				deterministic: true,
+				replicas: r,
+			})
+			.unwrap();
+			acknowledged(Setup { lease, provider, buyer: buyer.clone(), key })
+		})
+		.collect()
+}
+
+/// Replica `i` seals output root `roots[i]` with salt `[i; 32]`.
+fn seal_all<T: Config>(setups: &[Setup<T>], roots: &[u8]) {
+	for (i, setup) in setups.iter().enumerate() {
+		let sealed =
+			stint_primitives::seal(&outputs(roots[i]), &setup.provider.encode(), &[i as u8; 32]);
+		Pallet::<T>::do_commit_result(&setup.provider, setup.lease, sealed).unwrap();
+	}
+}
+
+/// What replica `i` reveals: its result, salt and signature.
+fn opening<T: Config>(
+	setup: &Setup<T>,
+	i: usize,
+	root: u8,
+) -> (ResultCommitment, [u8; 32], WorkerSignature) {
+	let commitment = outputs(root);
+	let report =
+		Report::new(Pallet::<T>::genesis_hash(), setup.lease, ReportKind::Final, commitment);
+	let signature =
+		sp_io::crypto::sr25519_sign(WORKER, &setup.key, &report.signing_bytes()).unwrap();
+	(commitment, [i as u8; 32], signature)
 }
 
 #[benchmarks]
@@ -275,6 +341,61 @@ mod benches {
 			Pallet::<T>::draw_due(now);
 		}
 		assert!(Draws::<T>::get(now).is_empty());
+	}
+
+	/// A replica of `g` devices seals its result: its fixed lease's stream closed, its devices
+	/// released, its verdict left to the replicas.
+	#[benchmark]
+	fn commit_result(g: Linear<1, { T::MaxGpusPerLease::get() }>) {
+		let setups = replicas::<T>(2, g);
+		advance::<T>(10u32.into());
+		let sealed = stint_primitives::seal(&outputs(1), &setups[0].provider.encode(), &[0; 32]);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setups[0].provider.clone()), setups[0].lease, sealed);
+		assert_eq!(status::<T>(setups[0].lease), LeaseStatus::Sealed);
+	}
+
+	/// The last of `r` replicas reveals and decides them all: a bare majority agrees, every
+	/// other replica is outvoted and convicted (the costlier way to decide one).
+	#[benchmark]
+	fn reveal_result(r: Linear<2, { stint_primitives::MAX_REPLICAS }>) {
+		let setups = replicas::<T>(r, 1);
+		advance::<T>(10u32.into());
+		let majority = r as usize / 2 + 1;
+		let roots: alloc::vec::Vec<u8> =
+			(0..r as usize).map(|i| if i < majority { 1 } else { 2 }).collect();
+		seal_all(&setups, &roots);
+		let last = r as usize - 1;
+		for (i, setup) in setups.iter().enumerate().take(last) {
+			let (commitment, salt, signature) = opening(setup, i, roots[i]);
+			Pallet::<T>::do_reveal_result(setup.lease, commitment, salt, signature).unwrap();
+		}
+		let (commitment, salt, signature) = opening(&setups[last], last, roots[last]);
+		#[extrinsic_call]
+		_(
+			RawOrigin::Signed(setups[0].buyer.clone()),
+			setups[last].lease,
+			commitment,
+			salt,
+			signature,
+		);
+		let group = ReplicaGroups::<T>::get(1).unwrap();
+		assert!(matches!(group.status, ReplicaStatus::Decided { .. }));
+	}
+
+	/// After the reveal window, `r` replicas that sealed and never revealed are all convicted.
+	#[benchmark]
+	fn decide_replicas(r: Linear<2, { stint_primitives::MAX_REPLICAS }>) {
+		let setups = replicas::<T>(r, 1);
+		advance::<T>(10u32.into());
+		let roots: alloc::vec::Vec<u8> = (0..r).map(|_| 1).collect();
+		seal_all(&setups, &roots);
+		let until = ReplicaGroups::<T>::get(1).unwrap().reveal_until;
+		frame_system::Pallet::<T>::set_block_number(until.saturating_add(One::one()));
+		#[extrinsic_call]
+		_(RawOrigin::Signed(setups[0].buyer.clone()), 1);
+		let group = ReplicaGroups::<T>::get(1).unwrap();
+		assert!(matches!(group.status, ReplicaStatus::Decided { .. }));
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::ExtBuilder::build(), crate::mock::Test);

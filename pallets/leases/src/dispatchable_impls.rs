@@ -33,6 +33,7 @@ impl<T: Config> Pallet<T> {
 		signature: WorkerSignature,
 	) -> Result<(u32, u32), DispatchError> {
 		let mut lease = Self::running(id)?;
+		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
 		if let Some(ends_at) = lease.ends_at {
 			let deadline = ends_at.saturating_add(lease.result_grace);
 			ensure!(Self::now() <= deadline, Error::<T>::ResultTooLate);
@@ -56,6 +57,7 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_accept_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
+		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		Self::ensure_undisputed(id)?;
 		Self::settle_verdict(id, &lease, verdict, false)
@@ -64,6 +66,7 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_object_to_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
+		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
 		Self::ensure_undisputed(id)?;
@@ -72,6 +75,7 @@ impl<T: Config> Pallet<T> {
 
 	pub(crate) fn do_confirm_result(id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
+		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
 		Self::ensure_undisputed(id)?;
@@ -198,7 +202,10 @@ impl<T: Config> Pallet<T> {
 	}
 
 	/// `who` is the lease's provider, or the provider's worker key bound to the lease's devices.
-	fn ensure_provider_or_its_worker(who: &T::AccountId, lease: &LeaseOf<T>) -> DispatchResult {
+	pub(crate) fn ensure_provider_or_its_worker(
+		who: &T::AccountId,
+		lease: &LeaseOf<T>,
+	) -> DispatchResult {
 		if who == &lease.provider {
 			return Ok(());
 		}

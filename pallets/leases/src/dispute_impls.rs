@@ -17,7 +17,7 @@ use frame::{deps::frame_support::storage::with_storage_layer, prelude::*};
 use stint_primitives::{fault_of, Fault, LeaseId, Outcome, ResultCommitment, SlashReason};
 use stint_traits::{
 	buckets, NewLease, OrderRequirements, PaymentStreams, ProviderCollateral, ProviderRegistry,
-	ReputationRecorder, Slashing,
+	ReputationRecorder,
 };
 
 /// The draw queue: [`Draws`] with its overflow.
@@ -57,6 +57,7 @@ impl<T: Config> Pallet<T> {
 		let now = Self::now();
 		ensure!(now <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
 		ensure!(lease.deterministic, Error::<T>::NotDeterministic);
+		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
 		ensure!(lease.result.is_some(), Error::<T>::NoResultToDispute);
 		ensure!(verdict.ended_by == crate::EndedBy::Result, Error::<T>::NoResultToDispute);
 		let bond = Self::dispute_bond(&lease);
@@ -213,6 +214,7 @@ impl<T: Config> Pallet<T> {
 			holdback: Permill::zero(),
 			verdict_window: lease.verdict_window,
 			deterministic: true,
+			replicas: 1,
 		};
 		Self::store_new(verification, verifying, devices, stream, Some(id));
 		Self::deposit_event(Event::VerifierDrawn { lease: id, verification, verifier });
@@ -336,37 +338,17 @@ impl<T: Config> Pallet<T> {
 			});
 			return Ok(());
 		}
-		Self::clear_verdict(id, lease, &verdict);
 		// A dispute the buyer won proves the provider wrong: it is no objection of the kind
 		// providers read the record for (spite), and must not make honest buyers look like it.
 		BuyerRecords::<T>::mutate(&lease.buyer, |record| record.verdicts.saturating_inc());
-		let forfeited = T::Streams::forfeit(lease.stream)?;
-		let owed = T::Streams::paid(lease.stream)
-			.unwrap_or_default()
-			.saturating_add(T::Streams::paid(stream).unwrap_or_default());
-		let restituted =
-			T::Slashing::restitute(&lease.provider, owed, &lease.buyer, SlashReason::FalseResult);
-		let slashed = T::Slashing::slash(
-			&lease.provider,
-			verdict.collateral,
-			Some(&lease.buyer),
-			None,
-			SlashReason::FalseResult,
-		);
-		T::Reputation::record(&lease.provider, Outcome::Slashed, Permill::one());
-		Self::deposit_event(Event::VerdictRecorded {
-			lease: id,
-			outcome: Outcome::Slashed,
-			released: Zero::zero(),
-			forfeited,
-			slashed,
-		});
+		let (restituted, slashed) =
+			Self::convict(id, lease, &verdict, Some(stream), SlashReason::FalseResult)?;
 		Self::deposit_event(Event::DisputeDecided {
 			lease: id,
 			verification,
 			upheld,
 			to_provider: Zero::zero(),
-			restituted: forfeited.saturating_add(restituted),
+			restituted,
 			slashed,
 		});
 		Ok(())

@@ -18,9 +18,12 @@ use stint_traits::{
 };
 
 /// How a live lease ends: the one argument of [`Pallet::finish`].
-pub(crate) enum Ending<'a, AccountId> {
+pub(crate) enum Ending<'a, AccountId, BlockNumber> {
 	/// The provider's signed `Final` result.
 	Result { commitment: ResultCommitment },
+	/// A replica's sealed result: its verdict waits for the replicas' decision, at the latest
+	/// after block `decided_by`.
+	Sealed { decided_by: BlockNumber },
 	/// Without a result, for `reason`; with the fault to slash for, and who reported it.
 	Terminated { reason: TerminationReason, fault: Option<(SlashReason, Option<&'a AccountId>)> },
 }
@@ -47,17 +50,29 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 			cap,
 			new.holdback,
 		)?;
+		let replicated = new.replicas > 1;
 		Self::store_new(id, new, devices, stream, None);
+		if replicated {
+			let lease = Self::lease(id)?;
+			Self::add_replica(id, &lease)?;
+		}
 		Ok(id)
 	}
 
 	fn ended_at(lease: LeaseId) -> Option<BlockNumberFor<T>> {
-		Leases::<T>::get(lease).and_then(|lease| lease.ended_at)
+		let lease = Leases::<T>::get(lease)?;
+		if lease.replicas > 1 {
+			return Self::replicas_ended_at(&lease);
+		}
+		lease.ended_at
 	}
 
 	fn reap(id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(!lease.status.is_live(), Error::<T>::LeaseLive);
+		if lease.replicas > 1 {
+			return Self::reap_replicas(&lease);
+		}
 		Self::ensure_undisputed(id)?;
 		if let Some(verdict) = PendingVerdicts::<T>::get(id) {
 			// Nobody objected in time: the result counts as it said.
@@ -172,6 +187,7 @@ impl<T: Config> Pallet<T> {
 			checkpoints: 0,
 			deterministic: new.deterministic,
 			verifies,
+			replicas: new.replicas.max(1),
 			last_report_at: now,
 			result: None,
 			status: LeaseStatus::AwaitingAck,
@@ -294,8 +310,8 @@ impl<T: Config> Pallet<T> {
 		weight: Permill,
 		at_stake: T::Balance,
 		ended_by: EndedBy,
+		objections_until: BlockNumberFor<T>,
 	) -> DispatchResult {
-		let objections_until = Self::now().saturating_add(lease.verdict_window);
 		T::Streams::mark(lease.stream, objections_until)?;
 		let holdback = T::Streams::withheld(lease.stream).unwrap_or_default();
 		let verdict = PendingVerdict {
@@ -395,7 +411,7 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn finish(
 		id: LeaseId,
 		lease: &mut LeaseOf<T>,
-		ending: Ending<'_, T::AccountId>,
+		ending: Ending<'_, T::AccountId, BlockNumberFor<T>>,
 	) -> Result<(u32, u32), DispatchError> {
 		if let (Some(original), Ending::Result { commitment }) = (lease.verifies, &ending) {
 			// A re-execution: its outputs decide the dispute, no verdict waits on them.
@@ -417,7 +433,25 @@ impl<T: Config> Pallet<T> {
 				Self::end(id, lease, status);
 				Leases::<T>::insert(id, &*lease);
 				Self::deposit_event(Event::ResultSubmitted { lease: id, commitment, status });
-				Self::await_verdict(id, lease, outcome, delivered, at_stake, EndedBy::Result)?;
+				let until = Self::now().saturating_add(lease.verdict_window);
+				Self::await_verdict(
+					id,
+					lease,
+					outcome,
+					delivered,
+					at_stake,
+					EndedBy::Result,
+					until,
+				)?;
+			}
+			Ending::Sealed { decided_by } => {
+				// What the result is, nobody knows until it is revealed; the decision settles
+				// it, never the buyer, so nothing is at stake on the buyer's word.
+				Self::end(id, lease, LeaseStatus::Sealed);
+				Leases::<T>::insert(id, &*lease);
+				let outcome = Outcome::Completed;
+				let (result, zero) = (EndedBy::Result, Zero::zero());
+				Self::await_verdict(id, lease, outcome, delivered, zero, result, decided_by)?;
 			}
 			Ending::Terminated { reason: TerminationReason::ProviderNotice, fault: None } => {
 				let at_stake = Self::at_stake(lease, None);
@@ -425,6 +459,7 @@ impl<T: Config> Pallet<T> {
 				Self::end(id, lease, LeaseStatus::Terminated { reason });
 				Leases::<T>::insert(id, &*lease);
 				Self::deposit_event(Event::Terminated { lease: id, reason, slashed: Zero::zero() });
+				let until = Self::now().saturating_add(lease.verdict_window);
 				Self::await_verdict(
 					id,
 					lease,
@@ -432,6 +467,7 @@ impl<T: Config> Pallet<T> {
 					delivered,
 					at_stake,
 					EndedBy::Notice,
+					until,
 				)?;
 			}
 			Ending::Terminated { reason, fault } => {
@@ -470,6 +506,10 @@ impl<T: Config> Pallet<T> {
 				};
 				Leases::<T>::insert(id, &*lease);
 				Self::deposit_event(Event::Terminated { lease: id, reason, slashed });
+				if lease.replicas > 1 {
+					// One replica fewer to wait for.
+					Self::replicas_progress(lease.order, false)?;
+				}
 			}
 		}
 		if let (Some(original), true) = (lease.verifies, verifier_fault) {
@@ -528,6 +568,7 @@ impl<T: Config> Pallet<T> {
 		}
 		ensure!(owed.is_empty(), "a provider's pending verdicts are not counted");
 		Self::dispute_try_state()?;
+		Self::replica_try_state()?;
 		for (id, lease) in Leases::<T>::iter() {
 			if !lease.status.is_live() && !PendingVerdicts::<T>::contains_key(id) {
 				ensure!(

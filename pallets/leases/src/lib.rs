@@ -12,6 +12,7 @@ mod dispute_impls;
 mod lease_impls;
 #[cfg(test)]
 mod mock;
+mod replica_impls;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -187,6 +188,13 @@ pub mod pallet {
 		#[pallet::no_default]
 		type MaxDrawsPerBlock: Get<u32>;
 
+		/// Blocks the replicas of a replicated order have to reveal their sealed results once
+		/// the reveals open (every replica committed, or the last block any could commit in
+		/// passed).
+		/// Not a metadata constant: runtimes may make it a runtime parameter.
+		#[pallet::no_default]
+		type RevealWindow: Get<BlockNumberFor<Self>>;
+
 		/// Weights of this pallet's calls.
 		type WeightInfo: WeightInfo;
 
@@ -247,6 +255,12 @@ pub mod pallet {
 	/// The draw overflow queue's next position to take and next free position.
 	#[pallet::storage]
 	pub type DrawOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
+
+	/// The replicas of each replicated order, by order: their seals and, once decided, the
+	/// majority. Pruned with the order.
+	#[pallet::storage]
+	pub type ReplicaGroups<T: Config> =
+		StorageMap<_, Blake2_128Concat, stint_traits::OrderId, ReplicaGroupOf<T>, OptionQuery>;
 
 	/// The live leases of each provider: what its worker must be running.
 	#[pallet::storage]
@@ -414,6 +428,32 @@ pub mod pallet {
 			/// The disputed lease.
 			lease: LeaseId,
 		},
+		/// A replica committed its sealed result: its payment stopped and its devices are
+		/// free; it reveals once the reveals open.
+		ResultSealed {
+			/// The replica's lease.
+			lease: LeaseId,
+			/// What it committed to.
+			seal: [u8; 32],
+		},
+		/// The reveals of a replicated order opened: every replica has ended.
+		RevealsOpened {
+			/// The order.
+			order: stint_traits::OrderId,
+			/// The last block to reveal in.
+			reveal_until: BlockNumberFor<T>,
+		},
+		/// A replicated order's replicas were decided by their revealed results.
+		ReplicasDecided {
+			/// The order.
+			order: stint_traits::OrderId,
+			/// The majority's result, or none.
+			verdict: ReplicaVerdict,
+			/// Replicas paid (the majority's).
+			paid: u32,
+			/// Replicas slashed: outvoted, or committed and not revealed.
+			slashed: u32,
+		},
 	}
 
 	#[pallet::error]
@@ -483,6 +523,25 @@ pub mod pallet {
 		/// A verification lease ends by its result (or its verifier's fault), not by the
 		/// buyer.
 		VerificationLease,
+		/// A replica's result is decided by its order's replicas (`commit_result`, then
+		/// `reveal_result`): neither a plain result, the buyer's verdict nor a dispute applies.
+		Replicated,
+		/// Only a replica of a replicated order commits a sealed result.
+		NotReplicated,
+		/// The lease committed no sealed result, or revealed it already.
+		NotSealed,
+		/// The reveals of this order have not opened: a replica has not committed or ended
+		/// yet, and the last block to commit in has not passed.
+		RevealsNotOpen,
+		/// The reveal window is over: the replica counts as not revealed.
+		RevealTooLate,
+		/// The result and salt do not open the seal this lease committed (another account's
+		/// seal, a wrong salt or a different result).
+		SealMismatch,
+		/// The replicas cannot be decided yet: a sealed result may still be revealed.
+		RevealsOpen,
+		/// The replicas were decided already.
+		AlreadyDecided,
 	}
 
 	#[pallet::hooks]
@@ -675,6 +734,65 @@ pub mod pallet {
 		pub fn dispute(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_dispute(&who, lease)
+		}
+
+		/// The provider (or its worker key bound to the lease's devices) of a replica commits
+		/// its result sealed: `stint_primitives::seal(commitment, provider, salt)`, which
+		/// nobody can read before the reveals, nor copy (it names the provider). It counts as
+		/// the replica's result for its deadline: the provider is paid to this block (less the
+		/// holdback), the rest of the escrow refunded, the devices released; the collateral and
+		/// the holdback wait for the replicas' decision.
+		///
+		/// Weighed at the most devices; refunded to the lease's own.
+		#[pallet::call_index(12)]
+		#[pallet::weight(T::WeightInfo::commit_result(T::MaxGpusPerLease::get()))]
+		pub fn commit_result(
+			origin: OriginFor<T>,
+			lease: LeaseId,
+			seal: [u8; 32],
+		) -> DispatchResultWithPostInfo {
+			let who = ensure_signed(origin)?;
+			let (gpus, _) = Self::do_commit_result(&who, lease, seal)?;
+			Ok(Some(T::WeightInfo::commit_result(gpus)).into())
+		}
+
+		/// Reveals the sealed result of replica `lease`: the result, signed by the provider's
+		/// worker key as a `Final` report, and the salt that opens its seal. Anyone may send
+		/// it, from the block the reveals open (every replica ended, or the last block to
+		/// commit in passed) for `RevealWindow` blocks. The last reveal decides the replicas
+		/// (see `decide_replicas`).
+		///
+		/// Weighed with the decision of the most replicas; refunded when it decides nothing.
+		#[pallet::call_index(13)]
+		#[pallet::weight(T::WeightInfo::reveal_result(stint_primitives::MAX_REPLICAS))]
+		pub fn reveal_result(
+			origin: OriginFor<T>,
+			lease: LeaseId,
+			commitment: ResultCommitment,
+			salt: [u8; 32],
+			signature: WorkerSignature,
+		) -> DispatchResultWithPostInfo {
+			ensure_signed(origin)?;
+			let decided = Self::do_reveal_result(lease, commitment, salt, signature)?;
+			Ok(Some(T::WeightInfo::reveal_result(decided)).into())
+		}
+
+		/// Anyone decides the replicas of replicated `order` once its reveal window is over:
+		/// the majority's output root and exit code (more than half of the replicas) is paid
+		/// (holdback and collateral released); a replica that revealed another result, or
+		/// committed and did not reveal, is slashed: its holdback goes back to the buyer, its
+		/// bond restitutes what it was paid and its collateral is slashed, half to the buyer.
+		/// With no majority, what every revealed replica was paid goes back to the buyer and
+		/// nobody is slashed for its result.
+		#[pallet::call_index(14)]
+		#[pallet::weight(T::WeightInfo::decide_replicas(stint_primitives::MAX_REPLICAS))]
+		pub fn decide_replicas(
+			origin: OriginFor<T>,
+			order: stint_traits::OrderId,
+		) -> DispatchResultWithPostInfo {
+			ensure_signed(origin)?;
+			let replicas = Self::do_decide_replicas(order)?;
+			Ok(Some(T::WeightInfo::decide_replicas(replicas)).into())
 		}
 	}
 }

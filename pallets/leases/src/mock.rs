@@ -208,6 +208,7 @@ impl pallet_leases::Config for Test {
 	type Orders = FakeOrders;
 	type DisputeBond = ConstU64<DISPUTE_BOND>;
 	type DrawDelay = ConstU64<DRAW_DELAY>;
+	type RevealWindow = ConstU64<10>;
 	type MaxDrawScan = ConstU32<8>;
 	type MaxDrawsPerBlock = ConstU32<2>;
 	#[cfg(feature = "runtime-benchmarks")]
@@ -340,6 +341,7 @@ pub fn new_lease_with(
 		holdback,
 		verdict_window: 0,
 		deterministic: false,
+		replicas: 1,
 	})
 	.unwrap()
 }

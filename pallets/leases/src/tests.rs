@@ -60,6 +60,7 @@ fn a_lease_refuses_devices_that_are_busy_or_too_many() {
 			holdback: Default::default(),
 			verdict_window: 0,
 			deterministic: false,
+			replicas: 1,
 		};
 		assert_noop!(
 			<Leases as LeaseFactory<_, _, _>>::create_lease(again.clone()),
@@ -252,6 +253,7 @@ fn a_result_must_carry_the_right_signature() {
 				holdback: Default::default(),
 				verdict_window: 0,
 				deterministic: false,
+				replicas: 1,
 			})
 			.unwrap()
 		};
@@ -1001,5 +1003,77 @@ fn a_late_unfunded_or_notice_ended_dispute_is_refused() {
 			Leases::dispute(RuntimeOrigin::signed(BUYER), unfunded),
 			Error::<Test>::BondUnavailable
 		);
+	});
+}
+
+/// Two replicas of order 9, one on each provider's first device, acknowledged.
+fn two_replicas() -> [LeaseId; 2] {
+	[PROVIDER, OTHER_PROVIDER].map(|provider| {
+		FakeBonds::lock_collateral(&provider, COLLATERAL).unwrap();
+		let id = <Leases as LeaseFactory<_, _, _>>::create_lease(NewLease {
+			order: 9,
+			buyer: BUYER,
+			provider,
+			devices: vec![dev(provider, 0)],
+			price_per_block: 10,
+			escrow: 1_000,
+			duration: Some(100),
+			collateral: COLLATERAL,
+			termination_notice: 0,
+			image_digest: DIGEST,
+			holdback: Permill::from_percent(10),
+			verdict_window: 0,
+			deterministic: true,
+			replicas: 2,
+		})
+		.unwrap();
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(provider), id));
+		id
+	})
+}
+
+/// Replica `id`'s provider commits the seal of `c` with salt `[id; 32]`.
+fn commit_sealed(id: LeaseId, c: &ResultCommitment) -> DispatchResultWithPostInfo {
+	let provider = lease(id).provider;
+	let seal = stint_primitives::seal(c, &provider.encode(), &[id as u8; 32]);
+	Leases::commit_result(RuntimeOrigin::signed(provider), id, seal)
+}
+
+/// Anyone reveals replica `id`'s `c`, signed by its provider's worker.
+fn reveal(id: LeaseId, c: &ResultCommitment) -> DispatchResultWithPostInfo {
+	let signature = sign_for(&worker(lease(id).provider), Leases::genesis_hash(), id, FINAL, c);
+	Leases::reveal_result(RuntimeOrigin::signed(STRANGER), id, *c, [id as u8; 32], signature)
+}
+
+#[test]
+fn replicas_that_agree_are_decided_by_the_last_reveal_and_paid() {
+	ExtBuilder::build_and_execute(|| {
+		let [a, b] = two_replicas();
+		let group = crate::ReplicaGroups::<Test>::get(9).unwrap();
+		assert_eq!(group.replicas.iter().map(|r| r.lease).collect::<Vec<_>>(), vec![a, b]);
+		run_to_block(21);
+		// A replica's result is sealed, never plain.
+		assert_noop!(submit(a, commitment(0)), Error::<Test>::Replicated);
+		assert_ok!(commit_sealed(a, &commitment(0)));
+		assert_eq!(lease(a).status, LeaseStatus::Sealed);
+		assert_eq!(committed(dev(PROVIDER, 0)), None, "its devices are free");
+		assert_noop!(reveal(a, &commitment(0)), Error::<Test>::RevealsNotOpen);
+		assert_ok!(commit_sealed(b, &commitment(0)));
+		assert_eq!(crate::ReplicaGroups::<Test>::get(9).unwrap().reveals_from, 21);
+		assert_noop!(reveal(a, &commitment(1)), Error::<Test>::SealMismatch);
+		assert_ok!(reveal(a, &commitment(0)));
+		assert_ok!(reveal(b, &commitment(0)));
+		let group = crate::ReplicaGroups::<Test>::get(9).unwrap();
+		assert!(matches!(
+			group.status,
+			ReplicaStatus::Decided { verdict: ReplicaVerdict::Majority { votes: 2, .. }, .. }
+		));
+		assert!(!PendingVerdicts::<Test>::contains_key(a));
+		assert_eq!(locked(PROVIDER), 0);
+		// Pruned together, once decided.
+		assert_eq!(<Leases as LeaseFactory<_, _, _>>::ended_at(a), Some(21));
+		assert_ok!(<Leases as LeaseFactory<_, _, _>>::reap(a));
+		assert!(crate::Leases::<Test>::get(b).is_none());
+		assert!(crate::ReplicaGroups::<Test>::get(9).is_none());
 	});
 }

@@ -63,6 +63,10 @@ pub enum LeaseStatus {
 	Failed,
 	/// Ended without a result.
 	Terminated { reason: TerminationReason },
+	/// A replica ended by its sealed result: its devices are free, its payment stopped; it is
+	/// `Completed` or `Failed` once revealed, and stays sealed if it never is (slashed when its
+	/// order's replicas are decided).
+	Sealed,
 }
 
 impl LeaseStatus {
@@ -132,6 +136,10 @@ where
 	/// A verification lease re-executes the disputed result of this lease: its own result
 	/// decides the dispute instead of waiting for a verdict.
 	pub verifies: Option<LeaseId>,
+	/// How many replicas its order runs. Above 1, this lease is one of them: it ends by a
+	/// sealed result (`commit_result`), revealed once every replica committed, and the
+	/// replicas' majority decides its verdict (see [`ReplicaGroup`]).
+	pub replicas: u32,
 	/// The block of the last acknowledgement, checkpoint or resumption: the checkpoint clock.
 	pub last_report_at: BlockNumber,
 	/// The final result, or the latest checkpoint.
@@ -229,6 +237,9 @@ pub struct BuyerRecord {
 	/// Of them, disputes the re-execution decided for the provider: the result stood. (One
 	/// decided for the buyer counts as a verdict, not as an objection.)
 	pub disputes_lost: u32,
+	/// Replicated orders of its whose replicas found no majority: a job that promised to be
+	/// deterministic and was not, or replicas that failed it.
+	pub no_majority: u32,
 }
 
 /// The pending verdict type for a runtime.
@@ -295,3 +306,85 @@ impl<Balance, BlockNumber> Dispute<Balance, BlockNumber> {
 /// The dispute type for a runtime.
 pub type DisputeOf<T> =
 	Dispute<<T as crate::Config>::Balance, frame_system::pallet_prelude::BlockNumberFor<T>>;
+
+/// How a replicated order's replicas were decided.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum ReplicaVerdict {
+	/// More than half of the replicas revealed this output root and exit code: they were
+	/// paid; every other replica that committed was slashed, the buyer compensated.
+	Majority { output_root: [u8; 32], exit_code: i32, votes: u32 },
+	/// No result had more than half of the replicas: what each replica that revealed was paid
+	/// went back to the buyer, nobody was slashed for its result (a replica that did not reveal
+	/// was), and the order is flagged on the buyer's record.
+	NoMajority,
+}
+
+/// Where a replicated order's replicas are.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum ReplicaStatus<BlockNumber> {
+	/// Running, committing or revealing.
+	Open,
+	/// Decided in block `at`.
+	Decided { at: BlockNumber, verdict: ReplicaVerdict },
+}
+
+/// One replica: its lease and the seal it committed.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct Replica {
+	pub lease: LeaseId,
+	/// `stint_primitives::seal` of its result, once committed.
+	pub seal: Option<[u8; 32]>,
+}
+
+/// The replicas of a replicated order: committed sealed results, then revealed ones, then the
+/// majority's decision.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct ReplicaGroup<BlockNumber> {
+	/// One per replica, in lease order.
+	pub replicas: BoundedVec<Replica, ConstU32<{ stint_primitives::MAX_REPLICAS }>>,
+	/// The first block of the reveals: the block after the last any replica could commit in
+	/// (the latest acknowledgement, the duration and the result grace), or, when every replica
+	/// ended before that, the block the last one did.
+	pub reveals_from: BlockNumber,
+	/// The last block of the reveals: `RevealWindow` blocks after their first.
+	pub reveal_until: BlockNumber,
+	pub status: ReplicaStatus<BlockNumber>,
+}
+
+/// The replica group type for a runtime.
+pub type ReplicaGroupOf<T> = ReplicaGroup<frame_system::pallet_prelude::BlockNumberFor<T>>;

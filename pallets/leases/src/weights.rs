@@ -31,6 +31,9 @@ pub trait WeightInfo {
 	fn on_resumed() -> Weight;
 	fn dispute() -> Weight;
 	fn on_initialize(r: u32, ) -> Weight;
+	fn commit_result(g: u32, ) -> Weight;
+	fn reveal_result(r: u32, ) -> Weight;
+	fn decide_replicas(r: u32, ) -> Weight;
 }
 
 /// Weights for a runtime, with its database weights.
@@ -296,6 +299,36 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().reads(1_u64).saturating_mul(r.into()))
 	}
+	// Not measured yet: a result's work (the stream closed, `g` devices released, the verdict
+	// stored) and the replica group read and written.
+	fn commit_result(g: u32, ) -> Weight {
+		Weight::from_parts(640_000_000, 12_500)
+			.saturating_add(T::DbWeight::get().reads(9_u64))
+			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(g.into())))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
+			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(g.into())))
+			.saturating_add(Weight::from_parts(0, 2531).saturating_mul(g.into()))
+	}
+	// Not measured yet: a signature checked, the seal hashed, the lease and the verdict stored,
+	// then, for the last reveal, `r` replicas decided (each convicted at worst: a slash, a
+	// restitution, a forfeit and a reputation record).
+	fn reveal_result(r: u32, ) -> Weight {
+		Weight::from_parts(150_000_000, 12_000)
+			.saturating_add(Weight::from_parts(160_000_000, 12_000).saturating_mul(r.into()))
+			.saturating_add(T::DbWeight::get().reads(6_u64))
+			.saturating_add(T::DbWeight::get().reads((12_u64).saturating_mul(r.into())))
+			.saturating_add(T::DbWeight::get().writes(3_u64))
+			.saturating_add(T::DbWeight::get().writes((12_u64).saturating_mul(r.into())))
+	}
+	// Not measured yet: `r` replicas decided, each convicted at worst.
+	fn decide_replicas(r: u32, ) -> Weight {
+		Weight::from_parts(20_000_000, 3_000)
+			.saturating_add(Weight::from_parts(160_000_000, 12_000).saturating_mul(r.into()))
+			.saturating_add(T::DbWeight::get().reads(1_u64))
+			.saturating_add(T::DbWeight::get().reads((12_u64).saturating_mul(r.into())))
+			.saturating_add(T::DbWeight::get().writes(1_u64))
+			.saturating_add(T::DbWeight::get().writes((12_u64).saturating_mul(r.into())))
+	}
 }
 
 /// The same weights with RocksDB's database weights, for tests.
@@ -416,5 +449,35 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(4_000_000, 2_500).saturating_mul(r.into()))
 			.saturating_add(RocksDbWeight::get().reads(1_u64))
 			.saturating_add(RocksDbWeight::get().reads(1_u64).saturating_mul(r.into()))
+	}
+	// Not measured yet: a result's work (the stream closed, `g` devices released, the verdict
+	// stored) and the replica group read and written.
+	fn commit_result(g: u32, ) -> Weight {
+		Weight::from_parts(640_000_000, 12_500)
+			.saturating_add(RocksDbWeight::get().reads(9_u64))
+			.saturating_add(RocksDbWeight::get().reads((1_u64).saturating_mul(g.into())))
+			.saturating_add(RocksDbWeight::get().writes(11_u64))
+			.saturating_add(RocksDbWeight::get().writes((1_u64).saturating_mul(g.into())))
+			.saturating_add(Weight::from_parts(0, 2531).saturating_mul(g.into()))
+	}
+	// Not measured yet: a signature checked, the seal hashed, the lease and the verdict stored,
+	// then, for the last reveal, `r` replicas decided (each convicted at worst: a slash, a
+	// restitution, a forfeit and a reputation record).
+	fn reveal_result(r: u32, ) -> Weight {
+		Weight::from_parts(150_000_000, 12_000)
+			.saturating_add(Weight::from_parts(160_000_000, 12_000).saturating_mul(r.into()))
+			.saturating_add(RocksDbWeight::get().reads(6_u64))
+			.saturating_add(RocksDbWeight::get().reads((12_u64).saturating_mul(r.into())))
+			.saturating_add(RocksDbWeight::get().writes(3_u64))
+			.saturating_add(RocksDbWeight::get().writes((12_u64).saturating_mul(r.into())))
+	}
+	// Not measured yet: `r` replicas decided, each convicted at worst.
+	fn decide_replicas(r: u32, ) -> Weight {
+		Weight::from_parts(20_000_000, 3_000)
+			.saturating_add(Weight::from_parts(160_000_000, 12_000).saturating_mul(r.into()))
+			.saturating_add(RocksDbWeight::get().reads(1_u64))
+			.saturating_add(RocksDbWeight::get().reads((12_u64).saturating_mul(r.into())))
+			.saturating_add(RocksDbWeight::get().writes(1_u64))
+			.saturating_add(RocksDbWeight::get().writes((12_u64).saturating_mul(r.into())))
 	}
 }

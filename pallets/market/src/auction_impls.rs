@@ -35,14 +35,48 @@ impl<T: Config> Pallet<T> {
 	/// of the overflow, each order handled if due and scheduled again if not.
 	pub(crate) fn process_deadlines(now: BlockNumberFor<T>) -> Weight {
 		let (due, read) = buckets::take_due::<DeadlineQueue<T>>(now);
-		for (id, slot) in due {
-			// Each order on its own: one that cannot be processed does not stop the others.
-			if let Err(error) = with_storage_layer(|| Self::on_deadline(id, slot, now)) {
-				frame::log::error!(target: "runtime::market", "order {id} at {now:?}: {error:?}");
+		// The hook is weighed for `budget` orders of one lease each. A replicated order's
+		// further leases count against that budget, one each (each costs less than an order:
+		// see `replica_weight`), so the orders it leaves no room for wait a block; replicated
+		// orders go first, and one alone in a block is always taken, whatever its replicas.
+		let budget = buckets::max_due_per_block::<DeadlineQueue<T>>();
+		let mut due: Vec<(OrderId, Slot<BlockNumberFor<T>>, u32)> = due
+			.into_iter()
+			.map(|(id, slot)| {
+				let replicas = Orders::<T>::get(id).map_or(1, |order| order.terms.replicas.max(1));
+				(id, slot, replicas)
+			})
+			.collect();
+		due.sort_by_key(|(_, _, replicas)| core::cmp::Reverse(*replicas));
+		let (mut used, mut processed, mut deferred, mut extra) = (0u32, 0u32, 0u32, 0u32);
+		for (id, slot, replicas) in due {
+			if used > 0 && used.saturating_add(replicas) > budget {
 				Self::requeue(id, slot);
+				deferred.saturating_inc();
+				continue;
+			}
+			used.saturating_accrue(replicas);
+			processed.saturating_inc();
+			// Each order on its own: one that cannot be processed does not stop the others.
+			match with_storage_layer(|| Self::on_deadline(id, slot, now)) {
+				Ok(leases) => extra.saturating_accrue(leases),
+				Err(error) => {
+					frame::log::error!(target: "runtime::market", "order {id} at {now:?}: {error:?}");
+					Self::requeue(id, slot);
+				}
 			}
 		}
-		T::WeightInfo::on_initialize(read)
+		T::WeightInfo::on_initialize(processed)
+			.saturating_add(Self::replica_weight(extra))
+			.saturating_add(T::DbWeight::get().reads(read.into()))
+			.saturating_add(T::DbWeight::get().reads_writes(1, 2).saturating_mul(deferred.into()))
+	}
+
+	/// What `replicas` leases cost beyond the one per order the hook's benchmark creates: each
+	/// is weighed as an acceptance of a bid on an order with no other (its bid checked, its
+	/// devices committed, its stream opened; the order's own work is counted once already).
+	pub fn replica_weight(replicas: u32) -> Weight {
+		T::WeightInfo::accept_bid(1).saturating_mul(replicas.into())
 	}
 
 	/// Puts an order whose deadline failed back in the queue (the next block's bucket, or the
@@ -58,15 +92,17 @@ impl<T: Config> Pallet<T> {
 		Orders::<T>::insert(id, order);
 	}
 
+	/// Returns how many leases beyond one per acceptance attempt it created (the replicas of a
+	/// replicated order), which the benchmark does not weigh.
 	fn on_deadline(
 		id: OrderId,
 		slot: Slot<BlockNumberFor<T>>,
 		now: BlockNumberFor<T>,
-	) -> DispatchResult {
-		let Some(mut order) = Orders::<T>::get(id) else { return Ok(()) };
+	) -> Result<u32, DispatchError> {
+		let Some(mut order) = Orders::<T>::get(id) else { return Ok(0) };
 		if order.deadline != Some(slot) || order.status != OrderStatus::Open {
 			// Moved or ended since it was queued here.
-			return Ok(());
+			return Ok(0);
 		}
 		order.deadline = None;
 		if now < order.bids_close_at {
@@ -74,19 +110,19 @@ impl<T: Config> Pallet<T> {
 			let close = order.bids_close_at;
 			Self::schedule(id, &mut order, close);
 			Orders::<T>::insert(id, order);
-			return Ok(());
+			return Ok(0);
 		}
 		let accept_until = order.bids_close_at.saturating_add(T::AcceptPeriod::get());
 		if order.bid_count == 0 || now >= accept_until {
 			let refunded = Self::unwind(id, order)?;
 			Self::deposit_event(Event::OrderExpired { order: id, refunded });
-			return Ok(());
+			return Ok(0);
 		}
 		if !order.terms.auto_accept {
 			// The buyer chooses: it has until `accept_until`.
 			Self::schedule(id, &mut order, accept_until);
 			Orders::<T>::insert(id, order);
-			return Ok(());
+			return Ok(0);
 		}
 		// Bids their providers can no longer honour go first, cheaply and at their providers'
 		// cost: they must not use up the attempts and leave the honest bids untried.
@@ -94,26 +130,48 @@ impl<T: Config> Pallet<T> {
 		if order.bid_count == 0 {
 			let refunded = Self::unwind(id, order)?;
 			Self::deposit_event(Event::OrderExpired { order: id, refunded });
-			return Ok(());
+			return Ok(0);
 		}
 		if dropped > 0 {
 			Orders::<T>::insert(id, &order);
 		}
-		// The best few bids only: each failed attempt costs as much as an acceptance.
-		for provider in Self::ranking(id).into_iter().take(MAX_AUTO_ACCEPT_ATTEMPTS as usize) {
-			let attempt = with_storage_layer(|| Self::accept(id, order.clone(), &provider, true));
+		// The best bids of `replicas` providers none of which is tied to another (the same
+		// party under two accounts would be one replica twice): each failed attempt costs as
+		// much as an acceptance, so only the best few are tried.
+		let replicas = order.terms.replicas.max(1) as usize;
+		let attempts = MAX_AUTO_ACCEPT_ATTEMPTS as usize * replicas;
+		let mut chosen: Vec<T::AccountId> = Vec::with_capacity(replicas);
+		let mut extra = 0u32;
+		for provider in Self::ranking(id).into_iter().take(attempts) {
+			if chosen.iter().any(|other| T::Registry::tied(other, &provider)) {
+				continue;
+			}
+			chosen.push(provider);
+			if chosen.len() < replicas {
+				continue;
+			}
+			extra.saturating_accrue(replicas as u32 - 1);
+			let attempt = with_storage_layer(|| Self::accept(id, order.clone(), &chosen, true));
 			match attempt {
-				Ok(_) => return Ok(()),
+				Ok(_) => return Ok(extra),
 				// Its devices went to another lease since it bid, say: try the next best.
-				Err(error) => frame::log::debug!(
-					target: "runtime::market",
-					"order {id}: bid of {provider:?} not accepted: {error:?}"
-				),
+				Err(error) => {
+					frame::log::debug!(
+						target: "runtime::market",
+						"order {id}: bids of {chosen:?} not accepted: {error:?}"
+					);
+					// A replicated order gets one attempt (its further leases are weighed
+					// apart): the bids left were checked as dead bids were dropped.
+					if replicas > 1 {
+						break;
+					}
+					chosen.pop();
+				}
 			}
 		}
 		let refunded = Self::unwind(id, order)?;
 		Self::deposit_event(Event::OrderExpired { order: id, refunded });
-		Ok(())
+		Ok(extra)
 	}
 
 	/// Drops every bid on `id` that its provider can no longer honour as it stands (the
@@ -155,60 +213,75 @@ impl<T: Config> Pallet<T> {
 		bids.into_iter().map(|(who, _, _)| who).collect()
 	}
 
-	/// Turns `winner`'s bid on `order` into a lease: releases every other bid, moves the escrow
-	/// the lease needs into its stream and refunds the rest.
+	/// Turns the bids of `winners` on `order` into leases, one per replica, created one after
+	/// another (consecutive ids): releases every other bid, moves the escrow each lease needs
+	/// into its stream and refunds the rest. Returns the first lease.
 	pub(crate) fn accept(
 		id: OrderId,
 		mut order: OrderOf<T>,
-		winner: &T::AccountId,
+		winners: &[T::AccountId],
 		automatic: bool,
 	) -> Result<LeaseId, DispatchError> {
-		let bid = Bids::<T>::get(id, winner).ok_or(Error::<T>::UnknownBid)?;
-		// As the bid stands now: the provider is still active, its devices still its own, free,
-		// bound to one worker and fit for the order.
-		T::Registry::check_offer(winner, &bid.devices, &order.terms.requirements)?;
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
-		let escrow = match order.terms.duration {
-			Some(blocks) => Self::cost(bid.price_per_block, blocks),
-			None => order.deposit,
-		};
-		let lease = T::Leases::create_lease(NewLease {
-			order: id,
-			buyer: order.buyer.clone(),
-			provider: winner.clone(),
-			devices: bid.devices.to_vec(),
-			price_per_block: bid.price_per_block,
-			escrow,
-			duration: order.terms.duration,
-			collateral: bid.collateral,
-			termination_notice: order.terms.termination_notice,
-			image_digest: image_digest(&order.spec.image).unwrap_or_default(),
-			holdback: order.terms.holdback,
-			verdict_window: order.terms.verdict_window,
-			deterministic: order.terms.deterministic,
-		})?;
+		let replicas = winners.len() as u32;
+		let mut accepted = Vec::with_capacity(winners.len());
+		let mut spent: BalanceOf<T> = Zero::zero();
+		for winner in winners {
+			let bid = Bids::<T>::get(id, winner).ok_or(Error::<T>::UnknownBid)?;
+			// As the bid stands now: the provider is still active, its devices still its own,
+			// free, bound to one worker and fit for the order.
+			T::Registry::check_offer(winner, &bid.devices, &order.terms.requirements)?;
+			let escrow = match order.terms.duration {
+				Some(blocks) => Self::cost(bid.price_per_block, blocks),
+				None => order.deposit,
+			};
+			spent = spent.saturating_add(escrow);
+			ensure!(spent <= order.deposit, Error::<T>::DepositTooLow);
+			let lease = T::Leases::create_lease(NewLease {
+				order: id,
+				buyer: order.buyer.clone(),
+				provider: winner.clone(),
+				devices: bid.devices.to_vec(),
+				price_per_block: bid.price_per_block,
+				escrow,
+				duration: order.terms.duration,
+				collateral: bid.collateral,
+				termination_notice: order.terms.termination_notice,
+				image_digest: image_digest(&order.spec.image).unwrap_or_default(),
+				holdback: order.terms.holdback,
+				verdict_window: order.terms.verdict_window,
+				deterministic: order.terms.deterministic,
+				replicas,
+			})?;
+			accepted.push((winner, lease, bid.price_per_block, escrow));
+		}
+		let first =
+			accepted.first().map(|(_, lease, _, _)| *lease).ok_or(Error::<T>::UnknownBid)?;
 		for (provider, other) in Bids::<T>::drain_prefix(id) {
 			Self::unindex_bid(&provider, id);
-			// The winner's collateral stays locked: the lease takes it over.
-			Self::release_bid(&provider, &other, &provider != winner)?;
+			// The winners' collateral stays locked: their leases take it over.
+			Self::release_bid(&provider, &other, !winners.contains(&provider))?;
 		}
-		let refunded = order.deposit.saturating_sub(escrow);
+		let mut refunded = order.deposit.saturating_sub(spent);
 		Self::unschedule(id, &mut order);
 		OpenOrders::<T>::remove(id);
-		order.status = OrderStatus::Leased { lease };
+		order.status = OrderStatus::Leased { lease: first };
 		order.deposit = Zero::zero();
 		order.bid_count = 0;
 		Orders::<T>::insert(id, order);
-		Self::deposit_event(Event::BidAccepted {
-			order: id,
-			provider: winner.clone(),
-			lease,
-			price_per_block: bid.price_per_block,
-			escrow,
-			refunded,
-			automatic,
-		});
-		Ok(lease)
+		for (provider, lease, price_per_block, escrow) in accepted {
+			Self::deposit_event(Event::BidAccepted {
+				order: id,
+				provider: provider.clone(),
+				lease,
+				price_per_block,
+				escrow,
+				// The refund is the order's: told once, with its first lease.
+				refunded: core::mem::take(&mut refunded),
+				automatic,
+			});
+		}
+		Ok(first)
 	}
 
 	/// Releases every bid and the escrow of an open order, and removes it. Returns the escrow.

@@ -60,7 +60,15 @@ impl<T: Config> Pallet<T> {
 		let gpus = terms.requirements.gpu_count;
 		ensure!(gpus > 0, Error::<T>::NoGpus);
 		ensure!(gpus <= T::MaxGpusPerOrder::get(), Error::<T>::TooManyGpus);
-		ensure!(terms.replicas == 1, Error::<T>::UnsupportedReplicas);
+		ensure!(
+			terms.replicas >= 1 && terms.replicas <= T::MaxReplicas::get(),
+			Error::<T>::TooManyReplicas
+		);
+		ensure!(
+			terms.replicas == 1
+				|| (terms.deterministic && terms.duration.is_some() && terms.auto_accept),
+			Error::<T>::UnreplicableOrder
+		);
 		ensure!(!terms.max_price_per_block.is_zero(), Error::<T>::ZeroPrice);
 		ensure!(terms.bid_window >= T::MinBidWindow::get(), Error::<T>::BidWindowTooShort);
 		ensure!(terms.bid_window <= T::MaxBidWindow::get(), Error::<T>::BidWindowTooLong);
@@ -80,7 +88,8 @@ impl<T: Config> Pallet<T> {
 		let least = match terms.duration {
 			Some(blocks) => {
 				ensure!(!blocks.is_zero(), Error::<T>::ZeroDuration);
-				Self::cost(terms.max_price_per_block, blocks)
+				// Every replica is paid for the whole duration at most.
+				Self::cost(terms.max_price_per_block, blocks).saturating_mul(terms.replicas.into())
 			}
 			None => terms.max_price_per_block,
 		}
@@ -89,11 +98,14 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// What keeping `order` costs: `StorageDepositBase`, and `StorageDepositPerByte` for every
-	/// byte of it (its lease and stream are small and bounded: the base covers them).
+	/// What keeping `order` costs: `StorageDepositBase` per replica, and
+	/// `StorageDepositPerByte` for every byte of it (each replica's lease and stream are small
+	/// and bounded: its base covers them).
 	pub(crate) fn storage_deposit_for(order: &crate::OrderOf<T>) -> BalanceOf<T> {
 		let bytes: BalanceOf<T> = (order.encoded_size() as u32).into();
+		let replicas: BalanceOf<T> = order.terms.replicas.max(1).into();
 		T::StorageDepositBase::get()
+			.saturating_mul(replicas)
 			.saturating_add(T::StorageDepositPerByte::get().saturating_mul(bytes))
 	}
 
@@ -289,13 +301,14 @@ impl<T: Config> Pallet<T> {
 	) -> Result<u32, DispatchError> {
 		let order = Self::open_order(id)?;
 		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
+		ensure!(order.terms.replicas <= 1, Error::<T>::ReplicatedOrder);
 		let bid = Bids::<T>::get(id, provider).ok_or(Error::<T>::UnknownBid)?;
 		ensure!(
 			bid.price_per_block == price_per_block && bid.devices.as_slice() == devices,
 			Error::<T>::BidChanged
 		);
 		let bids = order.bid_count;
-		Self::accept(id, order, provider, false)?;
+		Self::accept(id, order, core::slice::from_ref(provider), false)?;
 		Ok(bids)
 	}
 

@@ -72,6 +72,7 @@ pub mod pallet {
 			type MaxStandingBids = ConstU32<64>;
 			type MaxGpusPerOrder = ConstU32<8>;
 			type MaxDeadlinesPerBlock = ConstU32<16>;
+			type MaxReplicas = ConstU32<5>;
 			type WeightInfo = ();
 		}
 	}
@@ -191,6 +192,12 @@ pub mod pallet {
 		/// this from the overflow each block.
 		#[pallet::constant]
 		type MaxDeadlinesPerBlock: Get<u32>;
+
+		/// The most replicas an order may ask for (at most
+		/// [`stint_primitives::MAX_REPLICAS`]): each runs on another provider's devices and
+		/// their majority decides the result.
+		#[pallet::constant]
+		type MaxReplicas: Get<u32>;
 
 		/// Weights of this pallet's calls and hook.
 		type WeightInfo: WeightInfo;
@@ -392,8 +399,8 @@ pub mod pallet {
 		NoGpus,
 		/// The order asks for more GPUs than `MaxGpusPerOrder`.
 		TooManyGpus,
-		/// Only one replica is supported for now.
-		UnsupportedReplicas,
+		/// `replicas` is zero or above `MaxReplicas`.
+		TooManyReplicas,
 		/// A price of zero.
 		ZeroPrice,
 		/// A fixed duration of zero blocks.
@@ -445,6 +452,13 @@ pub mod pallet {
 		/// reserve (`STINT_*`, `NVIDIA_*`, `LD_*`, `CUDA_VISIBLE_DEVICES`, `PATH`…): no worker
 		/// would run it.
 		ReservedEnvName,
+		/// An order with more than one replica must be deterministic (the replicas' outputs are
+		/// compared), of fixed duration (each ends by its result) and auto-accepted (the chain
+		/// picks its replicas).
+		UnreplicableOrder,
+		/// The chain picks a replicated order's bids when its window closes: the buyer cannot
+		/// accept one.
+		ReplicatedOrder,
 	}
 
 	#[pallet::hooks]
@@ -457,6 +471,10 @@ pub mod pallet {
 			assert!(T::MaxBidsPerOrder::get() > 0, "MaxBidsPerOrder must be positive");
 			assert!(T::MaxGpusPerOrder::get() > 0, "MaxGpusPerOrder must be positive");
 			assert!(T::MaxDeadlinesPerBlock::get() > 0, "MaxDeadlinesPerBlock must be positive");
+			assert!(
+				(1..=stint_primitives::MAX_REPLICAS).contains(&T::MaxReplicas::get()),
+				"MaxReplicas must be between 1 and MAX_REPLICAS"
+			);
 			assert!(T::MinBidWindow::get() > Zero::zero(), "MinBidWindow must be positive");
 			assert!(
 				T::MinBidWindow::get() <= T::MaxBidWindow::get(),

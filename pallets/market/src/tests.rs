@@ -91,7 +91,20 @@ fn create_order_refuses_bad_input() {
 		};
 		refuse(spec(), with(|t| t.requirements.gpu_count = 0), 1_000, Error::NoGpus);
 		refuse(spec(), with(|t| t.requirements.gpu_count = 5), 1_000, Error::TooManyGpus);
-		refuse(spec(), with(|t| t.replicas = 2), 1_000, Error::UnsupportedReplicas);
+		refuse(spec(), with(|t| t.replicas = 0), 1_000, Error::TooManyReplicas);
+		refuse(spec(), with(|t| t.replicas = 6), 1_000, Error::TooManyReplicas);
+		// Replicas are compared, picked by the chain and end by their results.
+		refuse(spec(), with(|t| t.replicas = 2), 1_000, Error::UnreplicableOrder);
+		let replicated = |f: fn(&mut TermsOf<Test>)| {
+			let mut t = terms();
+			(t.replicas, t.deterministic, t.auto_accept) = (2, true, true);
+			f(&mut t);
+			t
+		};
+		refuse(spec(), replicated(|t| t.deterministic = false), 2_000, Error::UnreplicableOrder);
+		refuse(spec(), replicated(|t| t.auto_accept = false), 2_000, Error::UnreplicableOrder);
+		// Two replicas of 100 blocks at up to 10: at least 2000.
+		refuse(spec(), replicated(|_| ()), 1_999, Error::DepositTooLow);
 		refuse(spec(), with(|t| t.max_price_per_block = 0), 1_000, Error::ZeroPrice);
 		refuse(spec(), with(|t| t.duration = Some(0)), 1_000, Error::ZeroDuration);
 		refuse(spec(), with(|t| t.bid_window = 1), 1_000, Error::BidWindowTooShort);

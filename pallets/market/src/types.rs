@@ -31,7 +31,10 @@ pub struct OrderTerms<Balance, BlockNumber> {
 	pub bid_window: BlockNumber,
 	/// When the window closes, accept the best bid without the buyer.
 	pub auto_accept: bool,
-	/// How many independent leases to run. Only 1 is supported for now.
+	/// How many providers run the job, each on its own lease (at most the chain's
+	/// `MaxReplicas`). Above 1 the order must be deterministic, of fixed duration and
+	/// auto-accepted: the best bids of that many distinct providers win, each replica seals
+	/// its result, then reveals it, and the majority's output root decides who is paid.
 	pub replicas: u32,
 	/// Blocks of notice a provider must give before ending an open-ended lease (at least the
 	/// chain's `MinTerminationNotice`). A fixed lease ends only by its result.
@@ -64,7 +67,8 @@ pub struct OrderTerms<Balance, BlockNumber> {
 pub enum OrderStatus {
 	/// Taking bids (inside the window) or waiting for the buyer to accept one.
 	Open,
-	/// A bid was accepted and became this lease.
+	/// A bid was accepted and became this lease (with `replicas`, the first of that many
+	/// consecutive leases, one per replica).
 	Leased { lease: LeaseId },
 }
 

@@ -128,6 +128,13 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 		}
 	}
 
+	fn tied(a: &T::AccountId, b: &T::AccountId) -> bool {
+		let worker_of = |account: &T::AccountId| {
+			WorkerAccounts::<T>::get(account).map(|(provider, _)| provider)
+		};
+		a == b || worker_of(a).as_ref() == Some(b) || worker_of(b).as_ref() == Some(a)
+	}
+
 	fn draw(
 		requirements: &GpuRequirements,
 		seed: [u8; 32],
@@ -149,12 +156,7 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 					return None;
 				}
 				// None of `exclude` may act for the candidate, nor it for one of them.
-				let worker_of = |account: &T::AccountId| {
-					WorkerAccounts::<T>::get(account).map(|(provider, _)| provider)
-				};
-				if worker_of(&who).is_some_and(|provider| exclude.contains(&provider))
-					|| exclude.iter().any(|other| worker_of(other).as_ref() == Some(&who))
-				{
+				if exclude.iter().any(|other| Self::tied(other, &who)) {
 					return None;
 				}
 				let mut one = requirements.clone();

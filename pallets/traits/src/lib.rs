@@ -44,6 +44,14 @@ pub trait ProviderRegistry<AccountId> {
 	fn commit_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId) -> DispatchResult;
 	/// Releases devices committed to `lease`.
 	fn release_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId);
+	/// Whether `a` and `b` are one party: the same account, or one is a worker key of the
+	/// other. Replicas of an order, and a dispute's verifier and provider, must not be.
+	fn tied(a: &AccountId, b: &AccountId) -> bool
+	where
+		AccountId: PartialEq,
+	{
+		a == b
+	}
 	/// Draws a provider to re-execute a disputed result: scanning at most `max_scan`
 	/// registered providers from the point of the registry's key space that `seed` names
 	/// (wrapping round), the first that `check_offer` would let offer free devices on one worker
@@ -275,6 +283,10 @@ pub struct NewLease<AccountId, Balance, BlockNumber> {
 	pub verdict_window: BlockNumber,
 	/// The order promised the same outputs for the same inputs: its result may be disputed.
 	pub deterministic: bool,
+	/// How many replicas the order runs: above 1, this lease is one of that many created
+	/// together for the order (in one call, one after another), and ends by a sealed result
+	/// revealed once every replica committed; the replicas' majority decides.
+	pub replicas: u32,
 }
 
 /// Creates leases: implemented by the lease pallet, called by the market.
@@ -284,10 +296,12 @@ pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
 	fn create_lease(
 		lease: NewLease<AccountId, Balance, BlockNumber>,
 	) -> Result<LeaseId, DispatchError>;
-	/// The block `lease` ended in, if it exists and has ended.
+	/// The block `lease` ended in, if it exists and has ended (for a replica, the block its
+	/// order's replicas were decided in, once every one of them ended).
 	fn ended_at(lease: LeaseId) -> Option<BlockNumber>;
 	/// Removes an ended lease and its payment stream from storage, recording a verdict still
 	/// pending on its result. Refused while the lease is live or its verdict window is open.
+	/// A replica takes the other replicas of its order with it.
 	fn reap(lease: LeaseId) -> DispatchResult;
 }
 

@@ -83,6 +83,9 @@ impl pallet_market::Config for Runtime {
 	/// costs about 1.1 % of a block, and the block hooks together keep under 5 %
 	/// (docs/performance.md). A busier block's orders wait in the overflow a few blocks.
 	type MaxDeadlinesPerBlock = ConstU32<2>;
+	/// Up to five providers run one order; each more replica at the close of a window costs
+	/// the hook another acceptance.
+	type MaxReplicas = ConstU32<5>;
 	type WeightInfo = pallet_market::weights::SubstrateWeight<Runtime>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;
@@ -107,6 +110,7 @@ impl pallet_leases::Config for Runtime {
 	type Orders = Market;
 	type DisputeBond = dynamic_params::leases::DisputeBond;
 	type DrawDelay = DrawDelay;
+	type RevealWindow = dynamic_params::leases::RevealWindow;
 	/// A draw looks at up to 16 providers; one draw a block, and one from the overflow: with
 	/// the market's and the streams' hooks, under 5 % of a block at their worst.
 	type MaxDrawScan = ConstU32<16>;

@@ -44,6 +44,11 @@ pub mod dynamic_params {
 		/// lease's price for twice the time it ran: the verifier's pay).
 		#[codec(index = 4)]
 		pub static DisputeBond: Balance = STINT;
+
+		/// Blocks the replicas of a replicated order have to reveal their sealed results once
+		/// the reveals open (a worker reveals within seconds; this covers a restart).
+		#[codec(index = 5)]
+		pub static RevealWindow: BlockNumber = 10 * MINUTES;
 	}
 
 	/// `pallet-streams`.

@@ -85,6 +85,7 @@ fn the_leases_helper_makes_providers_whose_keystore_key_signs_their_results() {
 			holdback: Default::default(),
 			verdict_window: 0,
 			deterministic: false,
+			replicas: 1,
 		})
 		.unwrap();
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(provider.clone()), lease));

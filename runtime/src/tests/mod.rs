@@ -108,6 +108,7 @@ fn fees_price_computation_and_length_as_a_real_chain_would() {
 mod attacks;
 mod disputes;
 mod lifecycle;
+mod replicas;
 // The benchmark and try-runtime builds serve two more runtime APIs, which production leaves out.
 #[cfg(feature = "runtime-benchmarks")]
 mod benchmark_helpers;

@@ -228,7 +228,19 @@ fn hooks(orders: u32, streams: u32) -> (Weight, Weight) {
 		<pallet_leases::Pallet<Runtime> as stint_traits::StreamObserver>::notification_weight()
 			.saturating_mul(streams.into()),
 	);
-	(MarketWeights::on_initialize(orders), streams_hook)
+	// A replicated order's further leases count against the orders a block takes (one each,
+	// and one alone is always taken): the worst case is still `orders` orders of one lease, as
+	// long as a further lease costs less than an order and one order of the most replicas less
+	// than `orders` orders.
+	let replicas: u32 = <<Runtime as pallet_market::Config>::MaxReplicas as Get<u32>>::get() - 1;
+	let further = |leases: u32| pallet_market::Pallet::<Runtime>::replica_weight(leases);
+	let one = MarketWeights::on_initialize(1).saturating_sub(MarketWeights::on_initialize(0));
+	assert!(further(1).all_lte(one), "a further replica costs more than an order");
+	let replicated = MarketWeights::on_initialize(1).saturating_add(further(replicas));
+	let reads =
+		<Runtime as polkadot_sdk::frame_system::Config>::DbWeight::get().reads(orders.into());
+	let market = MarketWeights::on_initialize(orders).max(replicated).saturating_add(reads);
+	(market, streams_hook)
 }
 
 fn share(weight: Weight) -> f64 {

@@ -7,6 +7,8 @@
 
 use super::lifecycle::{alice, bob, eve, ferdie, gpu, result, spec, terms, AccountId, Books};
 use crate::{Leases, Market, Runtime, RuntimeCall, RuntimeOrigin, Streams, System, STINT};
+use codec::Encode;
+use pallet_leases::LeaseStatus;
 use polkadot_sdk::frame_support::{
 	dispatch::{DispatchClass, GetDispatchInfo},
 	traits::Hooks,
@@ -16,7 +18,7 @@ use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring,
 	sp_runtime::traits::Dispatchable,
 };
-use stint_primitives::{Report, ReportKind};
+use stint_primitives::{Report, ReportKind, ResultCommitment};
 
 /// A small deterministic generator (SplitMix64): the same seed, the same walk.
 struct Rng(u64);
@@ -77,21 +79,36 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 	use pallet_leases::Call as L;
 	use pallet_market::Call as M;
 	use pallet_streams::Call as S;
-	// One call in ten is about verdicts, notices and checkpoints; the rest drive the market.
-	let kind = if rng.below(10) == 0 { 16 + rng.below(6) } else { rng.below(16) };
+	// One call in ten is about verdicts, notices, checkpoints and replicas; the rest drive the
+	// market.
+	let kind = if rng.below(10) == 0 { 16 + rng.below(9) } else { rng.below(16) };
 	match kind {
 		0 | 1 => {
 			let duration = if rng.below(3) == 0 { None } else { Some(2 + rng.below(40) as u32) };
 			let mut terms = terms(duration, rng.below(2) == 0, rng.below(3) as u32);
 			terms.bid_window = 2 + rng.below(5) as u32;
 			terms.deterministic = rng.below(2) == 0;
-			let deposit = (10 + rng.below(60) as crate::Balance) * STINT;
+			let mut deposit = (10 + rng.below(60) as crate::Balance) * STINT;
+			// Now and then two replicas: mostly a valid replicated order (deterministic, fixed,
+			// auto-accept, escrow for both), now and then not.
+			if rng.below(4) == 0 {
+				terms.replicas = 2;
+				if let Some(blocks) = duration.filter(|_| rng.below(5) != 0) {
+					(terms.deterministic, terms.auto_accept) = (true, true);
+					deposit = 2 * crate::Balance::from(blocks) * STINT;
+				}
+			}
 			RuntimeCall::Market(M::create_order { spec: spec(), terms, deposit })
 		}
 		2..=5 => {
 			let provider = rng.pick(&providers);
 			let name = if provider == eve() { "eve" } else { "ferdie" };
 			let devices = vec![gpu(name, rng.below(2) as u8)];
+			// Half the time an open replicated order: it needs both providers' bids.
+			let replicated = pallet_market::OpenOrders::<Runtime>::iter_keys().find(|id| {
+				pallet_market::Orders::<Runtime>::get(id).is_some_and(|o| o.terms.replicas > 1)
+			});
+			let order = replicated.filter(|_| rng.below(2) == 0).unwrap_or(order);
 			RuntimeCall::Market(M::place_bid { order, price_per_block: price, devices })
 		}
 		6 => RuntimeCall::Market(M::retract_bid { order }),
@@ -140,22 +157,37 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 			}
 		}
 		19 => RuntimeCall::Leases(L::give_notice { lease }),
-		20 => {
-			let c = result(0);
-			// Mostly a live lease.
-			let live = pallet_leases::LiveLeases::<Runtime>::iter_keys().next().map(|(_, id)| id);
-			let lease = match live {
-				Some(live) if rng.below(4) != 0 => live,
-				_ => lease,
+		22..=24 => {
+			// Mostly a replica in the state the call needs (running to commit, sealed to
+			// reveal), now and then any lease; its result mostly the one most replicas seal.
+			let wanted = |l: &pallet_leases::LeaseOf<Runtime>| match kind {
+				22 => l.status == LeaseStatus::Running,
+				23 => l.status == LeaseStatus::Sealed,
+				_ => true,
 			};
+			let replica = pallet_leases::Leases::<Runtime>::iter()
+				.find(|(_, l)| l.replicas > 1 && wanted(l))
+				.map(|(id, _)| id)
+				.filter(|_| rng.below(4) != 0);
+			let lease = replica.unwrap_or(lease);
+			let root = if rng.below(4) == 0 { [2; 32] } else { [1; 32] };
+			let c = ResultCommitment { output_root: root, ..result(0) };
+			let salt = [lease as u8; 32];
 			let Some(l) = pallet_leases::Leases::<Runtime>::get(lease) else {
-				return RuntimeCall::Leases(L::report_missed_result { lease });
+				return RuntimeCall::Leases(L::decide_replicas { order });
 			};
-			let sequence = l.checkpoints + 1;
-			let kind = ReportKind::Checkpoint { sequence };
-			let report = Report::new(Leases::genesis_hash(), lease, kind, c);
-			let signature = worker_of(&l.provider).pair().sign(&report.signing_bytes());
-			RuntimeCall::Leases(L::checkpoint { lease, commitment: c, signature })
+			match kind {
+				22 => {
+					let seal = stint_primitives::seal(&c, &l.provider.encode(), &salt);
+					RuntimeCall::Leases(L::commit_result { lease, seal })
+				}
+				23 => {
+					let report = Report::new(Leases::genesis_hash(), lease, ReportKind::Final, c);
+					let signature = worker_of(&l.provider).pair().sign(&report.signing_bytes());
+					RuntimeCall::Leases(L::reveal_result { lease, commitment: c, salt, signature })
+				}
+				_ => RuntimeCall::Leases(L::decide_replicas { order: l.order }),
+			}
 		}
 		_ => RuntimeCall::Leases(L::report_no_show { lease }),
 	}
@@ -184,6 +216,7 @@ fn signer_for(call: &RuntimeCall, rng: &mut Rng) -> AccountId {
 			pallet_market::Orders::<Runtime>::get(order).map_or(alice(), |o| o.buyer)
 		}
 		RuntimeCall::Leases(pallet_leases::Call::ack_lease { lease })
+		| RuntimeCall::Leases(pallet_leases::Call::commit_result { lease, .. })
 		| RuntimeCall::Leases(pallet_leases::Call::give_notice { lease })
 		| RuntimeCall::Leases(pallet_leases::Call::terminate { lease }) => {
 			pallet_leases::Leases::<Runtime>::get(lease).map_or(eve(), |l| l.provider)
@@ -267,9 +300,14 @@ fn walk(seed: u64, steps: u32) {
 		used.check(seed);
 		let leases = pallet_leases::NextLeaseId::<Runtime>::get();
 		let blocks = System::block_number();
+		let groups = pallet_leases::ReplicaGroups::<Runtime>::iter().count();
+		let sealed = pallet_leases::ReplicaGroups::<Runtime>::iter()
+			.flat_map(|(_, group)| group.replicas.into_iter())
+			.filter(|replica| replica.seal.is_some())
+			.count();
 		println!(
 			"seed {seed}: {accepted} calls went through, {refused} refused, {leases} leases, \
-			 {blocks} blocks"
+			 {blocks} blocks, {groups} replica groups, {sealed} replicas sealed"
 		);
 		// A walk whose calls are all refused proves little.
 		assert!(accepted > steps / 10, "seed {seed}: {accepted} calls went through, {refused} not");
