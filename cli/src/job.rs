@@ -96,9 +96,20 @@ pub struct Terms {
 	/// re-executes the job to decide. Default false.
 	#[serde(default)]
 	pub deterministic: bool,
+	/// How many providers run the job, each on its own GPUs (default 1, at most the chain's
+	/// `Market.MaxReplicas`, 5). Above 1 the job must be `deterministic`, of fixed duration
+	/// and auto-accepted: each replica seals its result, reveals it once all have, and the
+	/// majority's outputs are paid; a replica that disagrees or does not reveal is slashed.
+	/// The deposit covers every replica.
+	#[serde(default = "one")]
+	pub replicas: u32,
 	/// STINT; defaults to `max_price_per_block × duration_blocks` for a fixed duration.
 	#[serde(default)]
 	pub deposit: Option<String>,
+}
+
+fn one() -> u32 {
+	1
 }
 
 fn yes() -> bool {
@@ -238,7 +249,9 @@ pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
 		.map_err(|e| format!("terms.max_price_per_block: {e}"))?;
 	let deposit = match (&terms.deposit, terms.duration_blocks) {
 		(Some(d), _) => parse_stint(d).map_err(|e| format!("terms.deposit: {e}"))?,
-		(None, Some(blocks)) => price.saturating_mul(blocks.into()),
+		(None, Some(blocks)) => {
+			price.saturating_mul(blocks.into()).saturating_mul(terms.replicas.max(1).into())
+		}
 		(None, None) => {
 			return Err(
 				"terms.deposit: an open-ended job (no duration_blocks) needs a deposit".into()
@@ -260,7 +273,7 @@ pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
 			duration: terms.duration_blocks,
 			bid_window: terms.bid_window_blocks,
 			auto_accept: terms.auto_accept,
-			replicas: 1,
+			replicas: terms.replicas,
 			termination_notice: terms.termination_notice_blocks.unwrap_or(0),
 			holdback: PerMill(holdback.deconstruct()),
 			verdict_window: terms.verdict_window_blocks,
@@ -303,6 +316,16 @@ bid_window_blocks = 10
 		assert!(order.terms.auto_accept);
 		assert_eq!(order.spec.command.len(), 2);
 		assert_eq!(order.terms.requirements.0.region, Some(*b"DE"));
+	}
+
+	#[test]
+	fn a_replicated_order_escrows_every_replica() {
+		let replicated =
+			GOOD.replace("bid_window_blocks = 10", "bid_window_blocks = 10\nreplicas = 3");
+		let order = parse(&replicated).unwrap();
+		assert_eq!(order.terms.replicas, 3);
+		assert_eq!(order.deposit, 900 * stint_primitives::STINT);
+		assert_eq!(parse(GOOD).unwrap().terms.replicas, 1);
 	}
 
 	#[test]

@@ -3,7 +3,8 @@
 use serde_json::{json, Value};
 use stint_client::{
 	format_stint, AccountId, BidRecord, BondLedger, ChainStatus, DisputeState, DisputeView,
-	LeaseRecord, OrderRecord, OrderStatus, ProviderRecord, StreamView, VerdictView,
+	LeaseRecord, OrderRecord, OrderStatus, ProviderRecord, ReplicaDecision, ReplicasView,
+	StreamView, VerdictView,
 };
 use stint_primitives::DeviceId;
 
@@ -201,13 +202,28 @@ pub fn leases(leases: &[(u64, LeaseRecord)], as_json: bool) {
 	}
 }
 
-pub fn lease(
-	id: u64,
-	l: &LeaseRecord,
-	verdict: Option<&VerdictView>,
-	dispute: Option<&DisputeView>,
-	as_json: bool,
-) {
+/// How a lease's result is being judged: the buyer's verdict, a dispute, or the replicas.
+pub struct Judged<'a> {
+	pub verdict: Option<&'a VerdictView>,
+	pub dispute: Option<&'a DisputeView>,
+	pub replicas: Option<&'a ReplicasView>,
+}
+
+fn decision(d: &Option<(u32, ReplicaDecision)>) -> String {
+	match d {
+		None => "open".into(),
+		Some((at, ReplicaDecision::NoMajority)) => {
+			format!("no majority (#{at}): the buyer refunded, the order flagged")
+		}
+		Some((at, ReplicaDecision::Majority { output_root, exit_code, votes })) => format!(
+			"majority of {votes} (#{at}): output root {}, exit code {exit_code}",
+			hex(output_root)
+		),
+	}
+}
+
+pub fn lease(id: u64, l: &LeaseRecord, judged: &Judged, as_json: bool) {
+	let Judged { verdict, dispute, replicas } = *judged;
 	if as_json {
 		let mut value = lease_json(id, l);
 		if let Some(d) = dispute {
@@ -224,6 +240,15 @@ pub fn lease(
 				"at_stake": v.at_stake,
 				"collateral": v.collateral,
 				"withheld": v.withheld,
+			});
+		}
+		if let Some(r) = replicas {
+			value["replicas"] = json!({
+				"leases": r.replicas.iter().map(|(lease, _)| lease).collect::<Vec<_>>(),
+				"committed": r.replicas.iter().filter(|(_, sealed)| *sealed).count(),
+				"reveals_from": r.reveals_from,
+				"reveal_until": r.reveal_until,
+				"decision": decision(&r.decided),
 			});
 		}
 		return json(&value);
@@ -268,6 +293,13 @@ pub fn lease(
 		};
 		println!("dispute          {state}");
 		println!("dispute bond     {} ({} draws)", format_stint(d.bond), d.draws);
+	}
+	if let Some(r) = replicas {
+		let leases: Vec<String> = r.replicas.iter().map(|(lease, _)| lease.to_string()).collect();
+		let committed = r.replicas.iter().filter(|(_, sealed)| *sealed).count();
+		println!("replicas         leases {} ({committed} committed)", leases.join(", "));
+		println!("reveals          #{} to #{}", r.reveals_from, r.reveal_until);
+		println!("decision         {}", decision(&r.decided));
 	}
 }
 

@@ -117,6 +117,21 @@ pub struct LeaseEntry {
 	/// buyer's verdict, or for the objection window to pass and this worker to confirm it).
 	#[serde(default)]
 	pub verdict_settled: bool,
+	/// A replica of a replicated order: its result is sealed with a salt, then revealed.
+	#[serde(default)]
+	pub replica: Option<ReplicaEntry>,
+}
+
+/// What a replica's sealed result names, kept from the moment the lease is first seen: after a
+/// crash the worker seals and reveals with the same salt, so it never commits two seals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaEntry {
+	/// The order, whose replicas are decided together.
+	pub order: u64,
+	/// The lease's provider, whose account the seal names.
+	pub provider: [u8; 32],
+	/// 32 random bytes: nobody can read the result in the seal before the reveal.
+	pub salt: [u8; 32],
 }
 
 impl LeaseEntry {
@@ -149,6 +164,7 @@ impl LeaseEntry {
 			ended_at: None,
 			adopted: false,
 			verdict_settled: false,
+			replica: None,
 		}
 	}
 }

@@ -35,7 +35,7 @@ use crate::{
 		CHAIN_LABEL, INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
 	},
 	gpu::Gpus,
-	journal::{Exit, Journal, LeaseEntry, Phase},
+	journal::{Exit, Journal, LeaseEntry, Phase, ReplicaEntry},
 	log,
 	metrics::Metrics,
 };
@@ -72,6 +72,14 @@ fn candidate(
 		max_output_bytes: record.spec.0.max_output_bytes,
 		env: record.spec.0.env.iter().map(|var| var.key.to_vec()).collect(),
 	}
+}
+
+/// 32 random bytes from the kernel, to seal a replica's result with.
+fn random_salt() -> std::io::Result<[u8; 32]> {
+	use std::io::Read;
+	let mut salt = [0u8; 32];
+	std::fs::File::open("/dev/urandom")?.read_exact(&mut salt)?;
+	Ok(salt)
 }
 
 /// Whether a chain of this type (`system_chainType`) may be served with GPUs off.
@@ -140,6 +148,8 @@ pub struct Worker<E: Executor> {
 	/// A beat's settlements and confirmations are still being sent: the next beat waits, so
 	/// that one call is never sent twice (each would cost a fee, the second one for nothing).
 	beat_busy: AtomicBool,
+	/// A round of reveals is under way.
+	reveal_busy: AtomicBool,
 }
 
 /// Clears a flag when dropped.
@@ -253,6 +263,7 @@ impl<E: Executor> Worker<E> {
 			best_failing: log::Repeats::default(),
 			last_beat: AtomicU32::new(u32::MAX),
 			beat_busy: AtomicBool::new(false),
+			reveal_busy: AtomicBool::new(false),
 		}))
 	}
 
@@ -823,9 +834,10 @@ impl<E: Executor> Worker<E> {
 			// Every lease that ended may wait for a verdict: one this worker's result ended,
 			// and one its provider ended by notice (`terminate` is the account's, not the
 			// worker's). Its collateral stays locked until the verdict is settled.
+			// A replica's verdict waits for its order's replicas instead (below).
 			let finished: Vec<LeaseId> = entries
 				.values()
-				.filter(|e| e.phase == Phase::Done && !e.verdict_settled)
+				.filter(|e| e.phase == Phase::Done && !e.verdict_settled && e.replica.is_none())
 				.map(|e| e.lease)
 				.collect();
 			let (me, at) = (self.clone(), at.clone());
@@ -836,6 +848,19 @@ impl<E: Executor> Worker<E> {
 				if !finished.is_empty() {
 					me.confirm_verdicts(&at, number, finished).await;
 				}
+			});
+		}
+		// Every block, not every beat: a sealed result must be revealed within the window.
+		let replicas: Vec<(LeaseId, ReplicaEntry)> = entries
+			.values()
+			.filter(|e| e.phase == Phase::Done && !e.verdict_settled)
+			.filter_map(|e| e.replica.map(|replica| (e.lease, replica)))
+			.collect();
+		if !replicas.is_empty() && !self.reveal_busy.swap(true, Ordering::AcqRel) {
+			let (me, at) = (self.clone(), at.clone());
+			tokio::spawn(async move {
+				let _busy = Busy(&me.reveal_busy);
+				me.reveal_replicas(&at, number, replicas).await;
 			});
 		}
 		Ok(())
@@ -890,6 +915,87 @@ impl<E: Executor> Worker<E> {
 				}
 			}
 		}
+	}
+
+	/// A replica's sealed result is revealed once the reveals of its order open, exactly once
+	/// (its transaction journaled like every other); its verdict is settled once the replicas
+	/// are decided. After the reveal window the worker asks the chain to decide (anyone may),
+	/// so that an honest result is not left waiting on a replica that never reveals. `at` is
+	/// finalized block `number`.
+	async fn reveal_replicas(
+		self: &Arc<Self>,
+		at: &Client,
+		number: u32,
+		leases: Vec<(LeaseId, ReplicaEntry)>,
+	) {
+		for (id, replica) in leases {
+			let group = match tokio::time::timeout(CALL_TIMEOUT, at.replicas(replica.order)).await {
+				Ok(Ok(group)) => group,
+				_ => continue,
+			};
+			let sealed = match tokio::time::timeout(CALL_TIMEOUT, at.lease(id)).await {
+				Ok(Ok(lease)) => lease.is_some_and(|l| matches!(l.status, LeaseStatus::Sealed)),
+				_ => continue,
+			};
+			let settled = match group {
+				// Decided (or pruned with its order): nothing is left to do.
+				None => true,
+				Some(group) if group.decided.is_some() => {
+					log::info("commit", Some(id), format!("replicas decided: {:?}", group.decided));
+					true
+				}
+				Some(group) if sealed => {
+					if (group.reveals_from..=group.reveal_until).contains(&number) {
+						if let Err(why) = self.reveal(id, &replica).await {
+							log::warn("commit", Some(id), format!("revealing: {why}"));
+						}
+					}
+					false
+				}
+				Some(group) if number > group.reveal_until => {
+					let call = runtime::tx().leases().decide_replicas(replica.order);
+					match self.chain.submit(&call, &self.key, "decide").await {
+						Ok(_) => log::info("commit", Some(id), "replicas decided"),
+						Err(why) => log::warn("commit", Some(id), format!("deciding: {why}")),
+					}
+					false
+				}
+				Some(_) => false,
+			};
+			if settled {
+				if let Ok(Some(mut entry)) = self.journal.get(id) {
+					entry.verdict_settled = true;
+					if let Err(why) = self.journal.put(&entry) {
+						log::warn("commit", Some(id), format!("journal: {why}"));
+					}
+				}
+			}
+		}
+	}
+
+	/// Sends the reveal of replica `id`'s sealed result: the signed final report and the salt.
+	async fn reveal(&self, id: LeaseId, replica: &ReplicaEntry) -> Result<(), String> {
+		let entry = self.entry(id)?;
+		// In a block already, which the finalized block has not reached: nothing to send, unless
+		// the best chain lost it (then the same bytes go again).
+		if entry.extrinsics.get("reveal").is_some_and(|x| x.included)
+			&& !self.sealed_at_best(id).await
+		{
+			return Ok(());
+		}
+		let report = entry.reports.get("final").ok_or("no sealed result in the journal")?;
+		let signature: [u8; 64] =
+			report.signature.clone().try_into().map_err(|_| "a bad signature in the journal")?;
+		let commitment = Static(report.commitment);
+		let call = runtime::tx().leases().reveal_result(id, commitment, replica.salt, signature);
+		match self.chain.send(&self.journal, id, "reveal", &call, &self.key).await {
+			Ok(Sent::Included) => log::info("commit", Some(id), "sealed result revealed"),
+			Ok(Sent::Refused(why)) => self.alert_once(id, &format!("reveal refused: {why}")),
+			Ok(Sent::Rejected { why, .. }) if why.contains("already imported") => {}
+			Ok(Sent::Rejected { why, .. }) => return Err(format!("reveal did not go in: {why}")),
+			Err(e) => return Err(e.to_string()),
+		}
+		Ok(())
 	}
 
 	fn dispatch(self: &Arc<Self>, action: Action, duty: Option<DutyRecord>) {
@@ -998,13 +1104,21 @@ impl<E: Executor> Worker<E> {
 	/// A journal entry for lease `id` as the chain describes it in `duty`.
 	fn new_entry(&self, id: LeaseId, duty: &DutyRecord) -> Result<LeaseEntry, String> {
 		let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
-		Ok(LeaseEntry::new(
+		let mut entry = LeaseEntry::new(
 			id,
 			duty.lease.buyer.0,
 			spec,
 			duty.lease.devices.0.clone(),
 			self.executor.kind(),
-		))
+		);
+		if duty.lease.replicas > 1 {
+			entry.replica = Some(ReplicaEntry {
+				order: duty.lease.order,
+				provider: duty.lease.provider.0,
+				salt: random_salt().map_err(|e| format!("no salt for the seal: {e}"))?,
+			});
+		}
+		Ok(entry)
 	}
 
 	/// Makes the journal's entry of `id` anew from `duty`: the old one was prepared from a fork
@@ -1510,12 +1624,18 @@ impl<E: Executor> Worker<E> {
 		let signature: [u8; 64] =
 			report.signature.clone().try_into().map_err(|_| "a bad signature in the journal")?;
 		let commitment = Static(report.commitment);
-		let sent = match kind {
-			ReportKind::Final => {
+		let sent = match (kind, entry.replica) {
+			// A replica commits its result sealed; it reveals it once every replica has.
+			(ReportKind::Final, Some(replica)) => {
+				let seal = stint_primitives::seal(&commitment.0, &replica.provider, &replica.salt);
+				let call = runtime::tx().leases().commit_result(id, seal);
+				self.chain.send(&self.journal, id, &slot, &call, &self.key).await
+			}
+			(ReportKind::Final, None) => {
 				let call = runtime::tx().leases().submit_result(id, commitment, signature);
 				self.chain.send(&self.journal, id, &slot, &call, &self.key).await
 			}
-			ReportKind::Checkpoint { .. } => {
+			(ReportKind::Checkpoint { .. }, _) => {
 				let call = runtime::tx().leases().checkpoint(id, commitment, signature);
 				self.chain.send(&self.journal, id, &slot, &call, &self.key).await
 			}
@@ -1532,6 +1652,16 @@ impl<E: Executor> Worker<E> {
 			}
 			Sent::Rejected { why, .. } if why.contains("already imported") => Ok(()),
 			Sent::Rejected { why, .. } => Err(format!("{slot} did not go in: {why}")),
+		}
+	}
+
+	/// Whether replica `id` is still sealed at the best block (its reveal not in it).
+	async fn sealed_at_best(&self, id: LeaseId) -> bool {
+		let Ok(client) = self.chain.client().await else { return true };
+		let Ok(best) = client.best_hash().await else { return true };
+		match client.at_block(best).lease(id).await {
+			Ok(Some(lease)) => matches!(lease.status, LeaseStatus::Sealed),
+			_ => true,
 		}
 	}
 

@@ -18,7 +18,7 @@ use common::chain::{
 };
 use stint_client::{
 	runtime::runtime_types::stint_runtime::configs::parameters::dynamic_params::leases, Client,
-	DisputeState, LeaseStatus,
+	DisputeState, LeaseStatus, ReplicaDecision,
 };
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -519,6 +519,68 @@ async fn a_disputed_result_is_re_executed_by_the_drawn_provider_exactly_once_thr
 		.args(["ps", "-aq", "--filter", &format!("label=stint.instance={ferdie_instance}")])
 		.output()?;
 	assert_eq!(String::from_utf8_lossy(&ids.stdout).lines().count(), 1, "one re-execution");
+	drop((eve, ferdie));
+	remove_containers(&eve_instance);
+	remove_containers(&ferdie_instance);
+	Ok(())
+}
+
+/// A replicated order on a dev chain, run by Eve's and Ferdie's workers: each seals its
+/// result, reveals it once both have, and the two agree. Ferdie's worker crashes having signed
+/// its reveal and before sending it; restarted, it sends the same bytes: one reveal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replicated_order_is_sealed_then_revealed_by_each_worker_exactly_once_through_a_crash(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let (eve_dir, ferdie_dir) = (tempfile::tempdir()?, tempfile::tempdir()?);
+	let eve = Worker::start(&write_config(eve_dir.path(), &url, &Setup::default())?, None)?;
+	let ferdie_setup = Setup { key: "//Ferdie//stash", ..Setup::default() };
+	let ferdie_config = write_config(ferdie_dir.path(), &url, &ferdie_setup)?;
+	let mut ferdie = Worker::start(&ferdie_config, Some("after-sign-reveal"))?;
+	let (eve_instance, ferdie_instance) = (eve.instance().await?, ferdie.instance().await?);
+	let command = ["/job", "sleep", "4", "write", "answer.txt", "42"];
+	// Two replicas at up to 0.05 a block for 200 blocks: the deposit covers both.
+	let job = Order {
+		command: &command,
+		region: None,
+		deterministic: true,
+		replicas: 2,
+		deposit: "20",
+		..Order::default()
+	};
+	let order = post_order(eve_dir.path(), &url, &job)?;
+	lease_of(&client, order, WAIT, &eve).await?;
+	let group = client.replicas(order).await?.context("the replicas")?;
+	let leases: Vec<u64> = group.replicas.iter().map(|(lease, _)| *lease).collect();
+	assert_eq!(leases.len(), 2);
+
+	// Ferdie's worker seals, then dies having signed its reveal; restarted, it reveals.
+	ferdie.wait_exit(WAIT)?;
+	let ferdie = Worker::start(&ferdie_config, None)?;
+	let deadline = Instant::now() + WAIT;
+	let decided = loop {
+		let group = client.replicas(order).await?.context("the replicas")?;
+		if let Some((_, decision)) = group.decided {
+			break decision;
+		}
+		if Instant::now() > deadline {
+			bail!("not decided in time:\n{}\n{}", eve.log(), ferdie.log());
+		}
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	};
+	let ReplicaDecision::Majority { votes, exit_code, .. } = decided else {
+		bail!("no majority: {decided:?}\n{}\n{}", eve.log(), ferdie.log());
+	};
+	assert_eq!((votes, exit_code), (2, 0));
+	for lease in &leases {
+		let record = client.lease(*lease).await?.context("the lease")?;
+		assert!(matches!(record.status, LeaseStatus::Completed), "{}", ferdie.log());
+		assert_eq!(client.pending_verdict(*lease).await?, None, "paid by the decision");
+	}
+	// Revealed, and never a second time (the chain would have refused it: `NotSealed`).
+	assert!(ferdie.log().contains("sealed result revealed"), "{}", ferdie.log());
+	assert!(!ferdie.log().contains("reveal refused"), "never a second one:\n{}", ferdie.log());
 	drop((eve, ferdie));
 	remove_containers(&eve_instance);
 	remove_containers(&ferdie_instance);

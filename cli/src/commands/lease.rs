@@ -77,7 +77,16 @@ pub async fn run(ctx: &Ctx, cmd: &LeaseCmd) -> Outcome {
 				.ok_or_else(|| Error::NotFound(format!("lease {lease}")))?;
 			let verdict = ctx.client.verdict(*lease).await?;
 			let dispute = ctx.client.dispute(*lease).await?;
-			show::lease(*lease, &record, verdict.as_ref(), dispute.as_ref(), ctx.json());
+			let replicas = match record.replicas > 1 {
+				true => ctx.client.replicas(record.order).await?,
+				false => None,
+			};
+			let judged = show::Judged {
+				verdict: verdict.as_ref(),
+				dispute: dispute.as_ref(),
+				replicas: replicas.as_ref(),
+			};
+			show::lease(*lease, &record, &judged, ctx.json());
 		}
 		LeaseCmd::Ack { lease } => {
 			ctx.send(&tx.leases().ack_lease(*lease)).await?;

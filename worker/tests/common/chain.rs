@@ -322,6 +322,8 @@ pub struct Order<'a> {
 	pub region: Option<&'a str>,
 	/// The job promises the same outputs for the same inputs: its result may be disputed.
 	pub deterministic: bool,
+	/// How many providers run it.
+	pub replicas: u32,
 }
 
 impl Default for Order<'_> {
@@ -337,6 +339,7 @@ impl Default for Order<'_> {
 			bid_window: 8,
 			region: Some("DE"),
 			deterministic: false,
+			replicas: 1,
 		}
 	}
 }
@@ -368,10 +371,12 @@ max_price_per_block = "{price}"
 bid_window_blocks = {bid_window}
 auto_accept = true
 deterministic = {deterministic}
+replicas = {replicas}
 deposit = "{deposit}"
 "#,
 		region = order.region.map(|r| format!("region = {r:?}")).unwrap_or_default(),
 		deterministic = order.deterministic,
+		replicas = order.replicas,
 		image = order.image.map(str::to_string).unwrap_or_else(super::job_image),
 		words = words.join(", "),
 		price = order.max_price,
