@@ -100,8 +100,8 @@ fn reveal(
 }
 
 /// Alice's deterministic order of 100 blocks in three replicas, won by Eve, Ferdie and Dave at
-/// `PRICE` each, all acknowledged at block 3. Returns the order and its leases by provider.
-fn three_replicas(books: &Books) -> (u64, [LeaseId; 3]) {
+/// `PRICE` each at block 3. Returns the order and its leases by provider.
+fn three_leases() -> (u64, [LeaseId; 3]) {
 	register(&Keyring::Dave, &Keyring::DaveStash);
 	let mut terms = terms(Some(100), true, 0);
 	(terms.deterministic, terms.replicas) = (true, 3);
@@ -119,8 +119,14 @@ fn three_replicas(books: &Books) -> (u64, [LeaseId; 3]) {
 		replicas.iter().map(|r| r.lease).find(|l| lease(*l).provider == who).expect("a replica")
 	};
 	let leases = [of(eve()), of(ferdie()), of(dave())];
+	assert!(leases.iter().all(|l| lease(*l).replicas == 3));
+	(id, leases)
+}
+
+/// As [`three_leases`], all three acknowledged at block 3.
+fn three_replicas(books: &Books) -> (u64, [LeaseId; 3]) {
+	let (id, leases) = three_leases();
 	for id in leases {
-		assert_eq!(lease(id).replicas, 3);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(lease(id).provider), id));
 	}
 	books.check(0);
@@ -328,19 +334,7 @@ fn no_majority_refunds_the_buyer_and_flags_the_order() {
 fn a_no_show_replica_does_not_hold_up_the_others() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
-		register(&Keyring::Dave, &Keyring::DaveStash);
-		let mut terms = terms(Some(100), true, 0);
-		(terms.deterministic, terms.replicas) = (true, 3);
-		let id = order(&alice(), terms, 300 * STINT);
-		let dave_gpu =
-			pallet_providers::Registry::<Runtime>::get(dave()).unwrap().hardware.gpus[0].uuid_hash;
-		bid(&eve(), id, PRICE, gpu("eve", 0));
-		bid(&ferdie(), id, PRICE, gpu("ferdie", 0));
-		bid(&dave(), id, PRICE, dave_gpu);
-		run_to(3);
-		let leases: Vec<LeaseId> = group(id).replicas.iter().map(|r| r.lease).collect();
-		let by = |who: AccountId| *leases.iter().find(|l| lease(**l).provider == who).unwrap();
-		let (e, f, d) = (by(eve()), by(ferdie()), by(dave()));
+		let (id, [e, f, d]) = three_leases();
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), e));
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(ferdie()), f));
 		run_to(53);
