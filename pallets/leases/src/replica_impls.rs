@@ -192,6 +192,13 @@ impl<T: Config> Pallet<T> {
 				break;
 			}
 		}
+		// One result alone, the other replicas having ended without one (closed by the buyer,
+		// no-shows): nothing contradicts it, and refunding it would let a buyer that closes the
+		// other replicas have the work for free. It is paid; disagreement takes two results.
+		let lone: Vec<_> = replicas.iter().filter_map(|(_, lease)| revealed(lease)).collect();
+		if let ([value], None) = (lone.as_slice(), majority) {
+			majority = Some((*value, 1));
+		}
 		let verdict = match majority {
 			Some(((output_root, exit_code), votes)) => {
 				ReplicaVerdict::Majority { output_root, exit_code, votes }

@@ -321,8 +321,9 @@ pub type DisputeOf<T> =
 	TypeInfo,
 )]
 pub enum ReplicaVerdict {
-	/// More than half of the replicas revealed this output root and exit code: they were
-	/// paid; every other replica that committed was slashed, the buyer compensated.
+	/// More than half of the replicas revealed this output root and exit code (or it is the
+	/// only result revealed, every other replica having ended without one): they were paid;
+	/// every other replica that committed was slashed, the buyer compensated.
 	Majority { output_root: [u8; 32], exit_code: i32, votes: u32 },
 	/// No result had more than half of the replicas: what each replica that revealed was paid
 	/// went back to the buyer, nobody was slashed for its result (a replica that did not reveal

@@ -328,6 +328,34 @@ fn no_majority_refunds_the_buyer_and_flags_the_order() {
 	});
 }
 
+/// Alice closes two replicas right after their acknowledgement (paying them a block each) and
+/// lets the third run: its result alone is no disagreement, so it is paid, not refunded to
+/// her: closing replicas cannot buy the work for free.
+#[test]
+fn a_buyer_closing_the_other_replicas_still_pays_the_one_that_delivered() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (id, [e, f, d]) = three_replicas(&books);
+		let eve0 = free(&eve());
+		run_to(4);
+		for l in [f, d] {
+			assert_ok!(Leases::close_lease(RuntimeOrigin::signed(alice()), l));
+		}
+		run_to(53);
+		commit(e, [1; 32]);
+		// Every replica has ended: the reveals are open, and Eve's decides.
+		assert_ok!(reveal(e, [1; 32]));
+		let ReplicaStatus::Decided { verdict, .. } = group(id).status else { panic!("decided") };
+		assert_eq!(
+			verdict,
+			ReplicaVerdict::Majority { output_root: [1; 32], exit_code: 0, votes: 1 }
+		);
+		assert_eq!(free(&eve()), eve0 + 5 * STINT);
+		assert_eq!(pallet_leases::BuyerRecords::<Runtime>::get(alice()).no_majority, 0);
+		books.check(0);
+	});
+}
+
 /// A replica that never acknowledges is a no-show (slashed as one) and one replica fewer to
 /// wait for: the two others still make a majority of three.
 #[test]
