@@ -219,6 +219,11 @@ fn decision(d: &Option<(u32, ReplicaDecision)>) -> String {
 			"majority of {votes} (#{at}): output root {}, exit code {exit_code}",
 			hex(output_root)
 		),
+		Some((at, ReplicaDecision::Alone { lease, output_root, exit_code })) => format!(
+			"lease {lease} alone revealed (#{at}): output root {}, exit code {exit_code}; \
+			 it waits for the buyer's verdict",
+			hex(output_root)
+		),
 	}
 }
 

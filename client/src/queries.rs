@@ -303,6 +303,9 @@ impl Client {
 						ReplicaDecision::Majority { output_root, exit_code, votes }
 					}
 					ReplicaVerdict::NoMajority => ReplicaDecision::NoMajority,
+					ReplicaVerdict::Alone { lease, output_root, exit_code } => {
+						ReplicaDecision::Alone { lease, output_root, exit_code }
+					}
 				},
 			)),
 		};
@@ -489,6 +492,9 @@ pub enum ReplicaDecision {
 	Majority { output_root: [u8; 32], exit_code: i32, votes: u32 },
 	/// No result had more than half: the buyer was refunded and the order flagged.
 	NoMajority,
+	/// Replica `lease` alone revealed a result: it waits for the buyer's verdict (accept,
+	/// object, dispute, or confirmed once its window passes) like any result.
+	Alone { lease: LeaseId, output_root: [u8; 32], exit_code: i32 },
 }
 
 /// The replicas of a replicated order (`Leases.ReplicaGroups`).

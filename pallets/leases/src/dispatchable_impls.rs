@@ -57,7 +57,7 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_accept_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
-		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
+		Self::ensure_judgeable(&lease)?;
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		Self::ensure_undisputed(id)?;
 		Self::settle_verdict(id, &lease, verdict, false)
@@ -66,7 +66,7 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_object_to_result(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(&lease.buyer == who, Error::<T>::NotBuyer);
-		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
+		Self::ensure_judgeable(&lease)?;
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
 		Self::ensure_undisputed(id)?;
@@ -75,7 +75,7 @@ impl<T: Config> Pallet<T> {
 
 	pub(crate) fn do_confirm_result(id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
-		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
+		Self::ensure_judgeable(&lease)?;
 		let verdict = PendingVerdicts::<T>::get(id).ok_or(Error::<T>::NoPendingVerdict)?;
 		ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
 		Self::ensure_undisputed(id)?;

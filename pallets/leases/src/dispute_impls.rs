@@ -57,7 +57,7 @@ impl<T: Config> Pallet<T> {
 		let now = Self::now();
 		ensure!(now <= verdict.objections_until, Error::<T>::ObjectionWindowClosed);
 		ensure!(lease.deterministic, Error::<T>::NotDeterministic);
-		ensure!(lease.replicas <= 1, Error::<T>::Replicated);
+		Self::ensure_judgeable(&lease)?;
 		ensure!(lease.result.is_some(), Error::<T>::NoResultToDispute);
 		ensure!(verdict.ended_by == crate::EndedBy::Result, Error::<T>::NoResultToDispute);
 		let bond = Self::dispute_bond(&lease);
@@ -166,6 +166,8 @@ impl<T: Config> Pallet<T> {
 		let requirements = T::Orders::requirements(lease.order);
 		// Neither party, nor a verifier that already failed this dispute.
 		let mut exclude = alloc::vec![lease.provider.clone(), lease.buyer.clone()];
+		// Nor the providers of the order's other replicas (a result revealed alone).
+		exclude.extend(Self::other_replicas(&lease));
 		for earlier in &dispute.verifiers {
 			if let Some(verification) = Leases::<T>::get(earlier) {
 				exclude.push(verification.provider);

@@ -524,7 +524,8 @@ pub mod pallet {
 		/// buyer.
 		VerificationLease,
 		/// A replica's result is decided by its order's replicas (`commit_result`, then
-		/// `reveal_result`): neither a plain result, the buyer's verdict nor a dispute applies.
+		/// `reveal_result`): no plain result applies, nor, until the replicas are decided, the
+		/// buyer's verdict or a dispute (then only to a result revealed alone).
 		Replicated,
 		/// Only a replica of a replicated order commits a sealed result.
 		NotReplicated,
@@ -783,7 +784,9 @@ pub mod pallet {
 		/// committed and did not reveal, is slashed: its holdback goes back to the buyer, its
 		/// bond restitutes what it was paid and its collateral is slashed, half to the buyer.
 		/// With no majority, what every revealed replica was paid goes back to the buyer and
-		/// nobody is slashed for its result.
+		/// nobody is slashed for its result. A result revealed alone (every other replica ended
+		/// without one) waits for the buyer's verdict from then, disputes included, as the
+		/// result of an order of one replica does.
 		#[pallet::call_index(14)]
 		#[pallet::weight(T::WeightInfo::decide_replicas(stint_primitives::MAX_REPLICAS))]
 		pub fn decide_replicas(

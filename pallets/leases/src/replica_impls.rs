@@ -193,19 +193,29 @@ impl<T: Config> Pallet<T> {
 			}
 		}
 		// One result alone, the other replicas having ended without one (closed by the buyer,
-		// no-shows): nothing contradicts it, and refunding it would let a buyer that closes the
-		// other replicas have the work for free. It is paid; disagreement takes two results.
-		let lone: Vec<_> = replicas.iter().filter_map(|(_, lease)| revealed(lease)).collect();
-		if let ([value], None) = (lone.as_slice(), majority) {
-			majority = Some((*value, 1));
-		}
-		let verdict = match majority {
-			Some(((output_root, exit_code), votes)) => {
+		// no-shows, unrevealed): nothing confirms it, and refunding it would let a buyer that
+		// closes the other replicas have the work for free. It waits for the buyer's verdict,
+		// disputes included, as the result of an order of one replica would: a sybil that
+		// leaves its own replica unserved cannot have a false result paid unchecked.
+		let lone: Vec<_> = replicas
+			.iter()
+			.filter_map(|(id, lease)| revealed(lease).map(|value| (*id, value)))
+			.collect();
+		let alone = match (lone.as_slice(), majority) {
+			([(lease, value)], None) => Some((*lease, *value)),
+			_ => None,
+		};
+		let verdict = match (majority, alone) {
+			(Some(((output_root, exit_code), votes)), _) => {
 				ReplicaVerdict::Majority { output_root, exit_code, votes }
 			}
-			None => ReplicaVerdict::NoMajority,
+			(None, Some((lease, (output_root, exit_code)))) => {
+				ReplicaVerdict::Alone { lease, output_root, exit_code }
+			}
+			(None, None) => ReplicaVerdict::NoMajority,
 		};
-		group.status = ReplicaStatus::Decided { at: Self::now(), verdict };
+		let now = Self::now();
+		group.status = ReplicaStatus::Decided { at: now, verdict };
 		ReplicaGroups::<T>::insert(order, &group);
 		let (mut paid, mut slashed) = (0u32, 0u32);
 		let mut buyer = None;
@@ -213,11 +223,23 @@ impl<T: Config> Pallet<T> {
 			buyer = Some(lease.buyer.clone());
 			// A replica that ended without committing was dealt with as it ended (a no-show,
 			// a missed result), or will be when it is reported.
-			let Some(pending) = PendingVerdicts::<T>::get(id) else { continue };
+			let Some(mut pending) = PendingVerdicts::<T>::get(id) else { continue };
 			match (revealed(lease), majority) {
 				(Some(value), Some((agreed, _))) if value == agreed => {
 					Self::settle_verdict(*id, lease, pending, false)?;
 					paid.saturating_inc();
+				}
+				(Some(_), None) if alone.is_some() => {
+					// The buyer has its verdict window from now, when it learns the result.
+					pending.objections_until = now.saturating_add(lease.verdict_window);
+					Self::deposit_event(Event::VerdictPending {
+						lease: *id,
+						outcome: pending.outcome,
+						objections_until: pending.objections_until,
+						holdback: T::Streams::withheld(lease.stream).unwrap_or_default(),
+						at_stake: pending.at_stake,
+					});
+					PendingVerdicts::<T>::insert(id, pending);
 				}
 				(Some(_), None) => Self::refund_replica(*id, lease, &pending)?,
 				(Some(_), Some(_)) => {
@@ -235,6 +257,35 @@ impl<T: Config> Pallet<T> {
 		}
 		Self::deposit_event(Event::ReplicasDecided { order, verdict, paid, slashed });
 		Ok(count)
+	}
+
+	/// Whether the buyer's verdict calls (`accept_result`, `object_to_result`, `dispute`,
+	/// `confirm_result`) apply to `lease`: to any lease of an order of one replica, and to a
+	/// replica only once its replicas were decided (then only a result revealed alone still
+	/// waits for a verdict; every other replica's was settled by the decision).
+	pub(crate) fn ensure_judgeable(lease: &LeaseOf<T>) -> DispatchResult {
+		let decided = lease.replicas <= 1
+			|| ReplicaGroups::<T>::get(lease.order)
+				.is_some_and(|group| group.status != ReplicaStatus::Open);
+		ensure!(decided, Error::<T>::Replicated);
+		Ok(())
+	}
+
+	/// The providers of the other replicas of `lease`'s order (none for an order of one): never
+	/// drawn to verify its result, since a sybil that left its own replica unserved would
+	/// otherwise vouch for it.
+	pub(crate) fn other_replicas(lease: &LeaseOf<T>) -> Vec<T::AccountId> {
+		if lease.replicas <= 1 {
+			return Vec::new();
+		}
+		let Some(group) = ReplicaGroups::<T>::get(lease.order) else { return Vec::new() };
+		group
+			.replicas
+			.iter()
+			.filter_map(|replica| Leases::<T>::get(replica.lease))
+			.map(|other| other.provider)
+			.filter(|provider| *provider != lease.provider)
+			.collect()
 	}
 
 	/// A replica whose order found no majority: nobody can tell whether its result was true,
@@ -310,20 +361,30 @@ impl<T: Config> Pallet<T> {
 		Some(last)
 	}
 
-	/// Prunes the decided replicas of `lease`'s order and their streams.
+	/// Prunes the decided replicas of `lease`'s order and their streams. A result revealed
+	/// alone whose window passed unjudged counts as it said first, as any result would.
 	pub(crate) fn reap_replicas(lease: &LeaseOf<T>) -> DispatchResult {
 		let group = ReplicaGroups::<T>::get(lease.order).ok_or(Error::<T>::NotReplicated)?;
 		ensure!(group.status != ReplicaStatus::Open, Error::<T>::RevealsOpen);
+		let mut leases = Vec::new();
 		for replica in &group.replicas {
 			let Some(lease) = Leases::<T>::get(replica.lease) else { continue };
 			ensure!(!lease.status.is_live(), Error::<T>::LeaseLive);
-			ensure!(!PendingVerdicts::<T>::contains_key(replica.lease), Error::<T>::RevealsOpen);
-		}
-		for replica in &group.replicas {
-			if let Some(lease) = Leases::<T>::take(replica.lease) {
-				T::Streams::reap(lease.stream)?;
-				Self::deposit_event(Event::Reaped { lease: replica.lease });
+			Self::ensure_undisputed(replica.lease)?;
+			let pending = PendingVerdicts::<T>::get(replica.lease);
+			if let Some(verdict) = &pending {
+				ensure!(Self::now() > verdict.objections_until, Error::<T>::ObjectionWindowOpen);
 			}
+			leases.push((replica.lease, lease, pending));
+		}
+		for (id, lease, pending) in leases {
+			if let Some(verdict) = pending {
+				Self::settle_verdict(id, &lease, verdict, false)?;
+			}
+			Self::reap_dispute(id)?;
+			Leases::<T>::remove(id);
+			T::Streams::reap(lease.stream)?;
+			Self::deposit_event(Event::Reaped { lease: id });
 		}
 		ReplicaGroups::<T>::remove(lease.order);
 		Ok(())
@@ -352,9 +413,11 @@ impl<T: Config> Pallet<T> {
 						pending == replica.seal.is_some(),
 						"a committed replica's verdict is not pending"
 					),
-					ReplicaStatus::Decided { .. } => {
-						ensure!(!pending, "a decided replica's verdict is pending")
-					}
+					// Only a result revealed alone waits, for the buyer's verdict.
+					ReplicaStatus::Decided { verdict, .. } => ensure!(
+						!pending || verdict_alone(&verdict) == Some(replica.lease),
+						"a decided replica's verdict is pending"
+					),
 				}
 			}
 		}
@@ -369,5 +432,13 @@ impl<T: Config> Pallet<T> {
 			}
 		}
 		Ok(())
+	}
+}
+
+/// The replica whose result was revealed alone, if `verdict` says one was.
+fn verdict_alone(verdict: &ReplicaVerdict) -> Option<LeaseId> {
+	match verdict {
+		ReplicaVerdict::Alone { lease, .. } => Some(*lease),
+		_ => None,
 	}
 }

@@ -321,14 +321,19 @@ pub type DisputeOf<T> =
 	TypeInfo,
 )]
 pub enum ReplicaVerdict {
-	/// More than half of the replicas revealed this output root and exit code (or it is the
-	/// only result revealed, every other replica having ended without one): they were paid;
+	/// More than half of the replicas revealed this output root and exit code: they were paid;
 	/// every other replica that committed was slashed, the buyer compensated.
 	Majority { output_root: [u8; 32], exit_code: i32, votes: u32 },
 	/// No result had more than half of the replicas: what each replica that revealed was paid
 	/// went back to the buyer, nobody was slashed for its result (a replica that did not reveal
 	/// was), and the order is flagged on the buyer's record.
 	NoMajority,
+	/// Replica `lease` alone revealed a result, every other replica having ended without one
+	/// (closed by the buyer, a no-show, unrevealed): nothing confirms nor contradicts it, so it
+	/// waits for the buyer's verdict like the result of an order of one replica (accepted,
+	/// objected to, disputed, or confirmed once its window passes). Replicas that committed and
+	/// did not reveal were slashed.
+	Alone { lease: LeaseId, output_root: [u8; 32], exit_code: i32 },
 }
 
 /// Where a replicated order's replicas are.

@@ -49,6 +49,7 @@ fn worker_of(provider: &AccountId) -> Keyring {
 	match provider {
 		p if *p == eve() => Keyring::EveStash,
 		p if *p == ferdie() => Keyring::FerdieStash,
+		p if *p == Keyring::Charlie.to_account_id() => Keyring::CharlieStash,
 		_ => Keyring::DaveStash,
 	}
 }
@@ -329,8 +330,9 @@ fn no_majority_refunds_the_buyer_and_flags_the_order() {
 }
 
 /// Alice closes two replicas right after their acknowledgement (paying them a block each) and
-/// lets the third run: its result alone is no disagreement, so it is paid, not refunded to
-/// her: closing replicas cannot buy the work for free.
+/// lets the third run: its result alone contradicts nothing and confirms nothing, so it waits
+/// for her verdict like any result. Objecting to it still pays Eve her 5 STINT: closing
+/// replicas cannot buy the work for free.
 #[test]
 fn a_buyer_closing_the_other_replicas_still_pays_the_one_that_delivered() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
@@ -343,16 +345,91 @@ fn a_buyer_closing_the_other_replicas_still_pays_the_one_that_delivered() {
 		}
 		run_to(53);
 		commit(e, [1; 32]);
+		// Before the decision the buyer's verdict does not apply.
+		assert_noop!(Leases::accept_result(RuntimeOrigin::signed(alice()), e), Error::Replicated);
 		// Every replica has ended: the reveals are open, and Eve's decides.
 		assert_ok!(reveal(e, [1; 32]));
 		let ReplicaStatus::Decided { verdict, .. } = group(id).status else { panic!("decided") };
-		assert_eq!(
-			verdict,
-			ReplicaVerdict::Majority { output_root: [1; 32], exit_code: 0, votes: 1 }
-		);
+		assert_eq!(verdict, ReplicaVerdict::Alone { lease: e, output_root: [1; 32], exit_code: 0 });
+		// Paid to the commit less the holdback; the verdict window opens now.
+		assert_eq!(free(&eve()), eve0 + 5 * STINT - STINT / 2);
+		let pending = pallet_leases::PendingVerdicts::<Runtime>::get(e).expect("pending");
+		assert_eq!(pending.objections_until, System::block_number() + lease(e).verdict_window);
+		books.check(0);
+		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(alice()), e));
 		assert_eq!(free(&eve()), eve0 + 5 * STINT);
+		assert_eq!(locked(&eve()), 0);
 		assert_eq!(pallet_leases::BuyerRecords::<Runtime>::get(alice()).no_majority, 0);
 		books.check(0);
+	});
+}
+
+/// The sybil variant: Eve wins one replica of three and her sybils Ferdie and Dave (no worker
+/// key ties them to her) the two others; the sybils never show, so Eve's false result is the
+/// only one revealed. Once that was paid as it said; now it waits for Alice's verdict, and her
+/// dispute is verified by a provider that is none of the order's replicas (Charlie): Eve's
+/// bond restitutes her pay and Charlie's, and her collateral is slashed, on top of the two
+/// no-show slashes.
+#[test]
+fn a_false_result_alone_behind_sybil_no_shows_is_disputed_and_convicted() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let (id, [e, f, d]) = three_leases();
+		register(&Keyring::Charlie, &Keyring::CharlieStash);
+		let charlie = Keyring::Charlie.to_account_id();
+		let (alice0, eve0, charlie0) = (free(&alice()), free(&eve()), free(&charlie));
+		let eve_bond = bond_of(&eve());
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), e));
+		run_to(53);
+		commit(e, [9; 32]);
+		run_to(lease(f).ack_by + 1);
+		for no_show in [f, d] {
+			assert_ok!(Leases::report_no_show(RuntimeOrigin::signed(bob()), no_show));
+		}
+		assert_ok!(reveal(e, [9; 32]));
+		let ReplicaStatus::Decided { verdict, .. } = group(id).status else { panic!("decided") };
+		assert_eq!(verdict, ReplicaVerdict::Alone { lease: e, output_root: [9; 32], exit_code: 0 });
+		let reporter = <Runtime as pallet_bonds::Config>::ReporterShare::get() * COLLATERAL;
+		let no_shows = 2 * (COLLATERAL - share() - reporter);
+		books.check(no_shows);
+
+		// Eve ran 50 blocks: the bond pays a verifier for up to 100 at her price.
+		assert_ok!(Leases::dispute(RuntimeOrigin::signed(alice()), e));
+		let draw_delay = <Runtime as pallet_leases::Config>::DrawDelay::get();
+		let disputed_at = System::block_number();
+		run_to(disputed_at + draw_delay);
+		let pallet_leases::DisputeStatus::Verifying { lease: check } =
+			pallet_leases::Disputes::<Runtime>::get(e).unwrap().status
+		else {
+			panic!("a verifier drawn")
+		};
+		// Neither sybil may vouch for Eve: only Charlie could be drawn.
+		assert_eq!(lease(check).provider, charlie);
+		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(charlie.clone()), check));
+		run_to(disputed_at + draw_delay + 40);
+		let c = outputs([1; 32]);
+		let report =
+			stint_primitives::Report::new(Leases::genesis_hash(), check, ReportKind::Final, c);
+		let signature = Keyring::CharlieStash.pair().sign(&report.signing_bytes());
+		assert_ok!(Leases::submit_result(RuntimeOrigin::signed(bob()), check, c, signature));
+
+		assert_eq!(
+			pallet_leases::Disputes::<Runtime>::get(e).unwrap().status,
+			pallet_leases::DisputeStatus::Overturned
+		);
+		// Charlie was paid 40 blocks from Alice's bond, which Eve's bond restituted.
+		assert_eq!(free(&charlie), charlie0 + 4 * STINT);
+		// Eve kept the 4.5 STINT paid out, but her bond gave it back with Charlie's 4 and her
+		// collateral; her sybils lost theirs to the no-shows. For a false result that earned 5
+		// STINT, the three of them lost 8.5 STINT and three collaterals of 10.
+		assert_eq!(free(&eve()), eve0 + 9 * STINT / 2);
+		assert_eq!(bond_of(&eve()), eve_bond - 4 * STINT - 9 * STINT / 2 - COLLATERAL);
+		assert_eq!(locked(&eve()), 0);
+		// Alice paid nothing for the false result: the three leases' escrow (10 STINT each) came
+		// back to her whole, Eve's pay and Charlie's restituted, and she has half of each of the
+		// three slashed collaterals besides.
+		assert_eq!(free(&alice()), alice0 + 30 * STINT + 3 * share());
+		books.check(no_shows + COLLATERAL - share());
 	});
 }
 
