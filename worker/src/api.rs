@@ -17,7 +17,6 @@
 
 use std::{
 	fs,
-	io::Read,
 	path::{Path, PathBuf},
 	sync::{
 		atomic::{AtomicUsize, Ordering},
@@ -27,10 +26,10 @@ use std::{
 };
 
 use stint_primitives::{is_safe_output_path, FetchAuthError, LeaseId, SignedFetchAuth};
-use tiny_http::{Header, Method, Request, Response};
 
 use crate::{
 	commit::{self, LeaseDirs},
+	http::{self, Body, Next, Reply, Request, Source},
 	journal::{Journal, LeaseEntry, Phase},
 };
 
@@ -42,32 +41,17 @@ pub struct Api {
 	pub journal: Arc<Journal>,
 	pub data_dir: PathBuf,
 	/// Follows being answered now.
-	pub follows: AtomicUsize,
+	pub follows: Arc<AtomicUsize>,
 }
 
 impl Api {
 	pub fn new(journal: Arc<Journal>, data_dir: PathBuf) -> Self {
-		Self { journal, data_dir, follows: AtomicUsize::new(0) }
+		Self { journal, data_dir, follows: Arc::new(AtomicUsize::new(0)) }
 	}
 }
 
-type Reply = Response<Box<dyn Read + Send>>;
-
 fn reply(status: u16, body: impl Into<String>) -> Reply {
-	let body: String = body.into();
-	let len = body.len();
-	Response::new(
-		status.into(),
-		vec![],
-		Box::new(std::io::Cursor::new(body.into_bytes())) as Box<dyn Read + Send>,
-		Some(len),
-		None,
-	)
-}
-
-fn json(value: &impl serde::Serialize) -> Reply {
-	reply(200, serde_json::to_string(value).expect("plain data serializes"))
-		.with_header("Content-Type: application/json".parse::<Header>().expect("valid"))
+	Reply::text(status, body)
 }
 
 /// A file the worker wrote itself (a log, the receipt), never through a symbolic link.
@@ -77,30 +61,14 @@ fn file(path: &Path, offset: u64) -> Reply {
 		_ => return reply(404, "no such file"),
 	}
 	match fs::File::open(path) {
-		Ok(handle) => send(handle, offset),
+		Ok(handle) => Reply::file(handle, offset),
 		Err(_) => reply(404, "no such file"),
 	}
 }
 
-/// The open file from `offset` to its end.
-fn send(mut handle: fs::File, offset: u64) -> Reply {
-	use std::io::{Seek, SeekFrom};
-	let size = handle.metadata().map(|m| m.len()).unwrap_or(0);
-	let offset = offset.min(size);
-	if handle.seek(SeekFrom::Start(offset)).is_err() {
-		return reply(500, "cannot read the file");
-	}
-	Response::new(
-		200.into(),
-		vec!["Content-Type: application/octet-stream".parse::<Header>().expect("valid")],
-		Box::new(handle.take(size - offset)) as Box<dyn Read + Send>,
-		Some((size - offset) as usize),
-		None,
-	)
-}
-
 /// A log read while the job runs: what is there, then more as it is written; once the job
-/// stopped, the rest from the log as committed, then the end.
+/// stopped, the rest from the log as committed, then the end. It holds one of the API's
+/// [`MAX_FOLLOWS`] follow slots until it is dropped.
 struct Follow {
 	live: PathBuf,
 	committed: PathBuf,
@@ -109,17 +77,23 @@ struct Follow {
 	lease: LeaseId,
 	/// Polls in a row that found nothing new.
 	quiet: u32,
+	follows: Arc<AtomicUsize>,
+}
+
+impl Drop for Follow {
+	fn drop(&mut self) {
+		self.follows.fetch_sub(1, Ordering::SeqCst);
+	}
 }
 
 /// A follow that finds nothing new for this long ends (the client follows again from its
 /// offset): a silent job's follower must not hold one of the API's few follow slots for good,
 /// nor one whose client went away unnoticed (nothing is written to find out).
 const FOLLOW_QUIET: Duration = Duration::from_secs(60);
-const FOLLOW_POLL: Duration = Duration::from_millis(300);
 
 impl Follow {
 	fn read_at(path: &Path, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
-		use std::io::{Seek, SeekFrom};
+		use std::io::{Read, Seek, SeekFrom};
 		match fs::File::open(path) {
 			Ok(mut handle) => {
 				handle.seek(SeekFrom::Start(offset))?;
@@ -130,26 +104,26 @@ impl Follow {
 	}
 }
 
-impl Read for Follow {
-	fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-		loop {
-			let stopped = matches!(
-				self.journal.get(self.lease).ok().flatten().map(|e| e.phase),
-				Some(Phase::Exited | Phase::Done) | None
-			);
-			let from = if stopped { &self.committed } else { &self.live };
-			let n = Self::read_at(from, self.offset, buf)?;
-			if n > 0 || stopped {
-				self.offset += n as u64;
-				self.quiet = 0;
-				return Ok(n);
-			}
-			if FOLLOW_POLL * self.quiet >= FOLLOW_QUIET {
-				return Ok(0);
-			}
-			self.quiet += 1;
-			std::thread::sleep(FOLLOW_POLL);
+impl Source for Follow {
+	fn next(&mut self) -> std::io::Result<Next> {
+		let stopped = matches!(
+			self.journal.get(self.lease).ok().flatten().map(|e| e.phase),
+			Some(Phase::Exited | Phase::Done) | None
+		);
+		let from = if stopped { &self.committed } else { &self.live };
+		let mut buf = vec![0; 64 * 1024];
+		let n = Self::read_at(from, self.offset, &mut buf)?;
+		if n > 0 {
+			buf.truncate(n);
+			self.offset += n as u64;
+			self.quiet = 0;
+			return Ok(Next::Data(buf));
 		}
+		if stopped || http::STREAM_POLL * self.quiet >= FOLLOW_QUIET {
+			return Ok(Next::End);
+		}
+		self.quiet += 1;
+		Ok(Next::Wait)
 	}
 }
 
@@ -183,54 +157,24 @@ fn query(url: &str, key: &str) -> Option<String> {
 }
 
 impl Api {
-	/// Serves on `listen` from threads of its own.
-	pub fn serve(self, listen: std::net::SocketAddr) -> Result<(), String> {
-		let server = tiny_http::Server::http(listen)
-			.map_err(|e| format!("cannot serve the outputs API on {listen}: {e}"))?;
-		let server = Arc::new(server);
+	/// Serves on `listen` from a runtime and threads of its own, within
+	/// [`http::Limits::OUTPUTS`] (see [`crate::http`]). Returns the address bound.
+	pub fn serve(self, listen: std::net::SocketAddr) -> Result<std::net::SocketAddr, String> {
 		let api = Arc::new(self);
-		for n in 0..4 {
-			let (server, api) = (server.clone(), api.clone());
-			std::thread::Builder::new()
-				.name(format!("api-{n}"))
-				.spawn(move || {
-					for request in server.incoming_requests() {
-						if query(request.url(), "follow").as_deref() != Some("1") {
-							let response = api.handle(&request);
-							let _ = request.respond(response);
-							continue;
-						}
-						// A follow lasts as long as its job: it gets a thread of its own, so
-						// followers never hold up other requests; their number is capped.
-						if api.follows.fetch_add(1, Ordering::SeqCst) >= MAX_FOLLOWS {
-							api.follows.fetch_sub(1, Ordering::SeqCst);
-							let _ = request.respond(reply(503, "too many logs followed at once"));
-							continue;
-						}
-						let follower = api.clone();
-						let spawned = std::thread::Builder::new().name("api-follow".into()).spawn(
-							move || {
-								let response = follower.handle(&request);
-								let _ = request.respond(response);
-								follower.follows.fetch_sub(1, Ordering::SeqCst);
-							},
-						);
-						if spawned.is_err() {
-							api.follows.fetch_sub(1, Ordering::SeqCst);
-						}
-					}
-				})
-				.map_err(|e| e.to_string())?;
-		}
-		Ok(())
+		http::serve(
+			"outputs API",
+			listen,
+			http::Limits::OUTPUTS,
+			Arc::new(move |r: Request| api.handle(&r)),
+		)
 	}
 
 	/// Answers one request.
 	pub fn handle(&self, request: &Request) -> Reply {
-		if request.method() != &Method::Get {
+		if request.method != hyper::Method::GET {
 			return reply(405, "only GET");
 		}
-		let url = request.url().to_string();
+		let url = request.url.as_str();
 		let path = url.split('?').next().unwrap_or_default();
 		if path == "/health" {
 			return reply(200, "ok");
@@ -241,15 +185,11 @@ impl Api {
 		let Ok(Some(entry)) = self.journal.get(lease) else {
 			return reply(404, format!("lease {lease} is not one of this worker's"));
 		};
-		let auth = request
-			.headers()
-			.iter()
-			.find(|h| h.field.equiv(stint_primitives::FETCH_AUTH_HEADER))
-			.map(|h| h.value.as_str().to_string());
-		if let Err((status, why)) = self.authorise(auth.as_deref(), &entry) {
+		let auth = request.header(stint_primitives::FETCH_AUTH_HEADER);
+		if let Err((status, why)) = self.authorise(auth, &entry) {
 			return reply(status, why);
 		}
-		self.route(&entry, rest, &url)
+		self.route(&entry, rest, url)
 	}
 
 	fn authorise(&self, header: Option<&str>, entry: &LeaseEntry) -> Result<(), (u16, String)> {
@@ -290,20 +230,20 @@ impl Api {
 			// outputs as they are.
 			"manifest" if stopped && dirs.manifest().is_file() => file(&dirs.manifest(), 0),
 			"manifest" => match commit::manifest(&dirs.outputs()) {
-				Ok(manifest) => json(&manifest),
+				Ok(manifest) => Reply::json(&manifest),
 				Err(e) => reply(500, e.to_string()),
 			},
 			"receipt" => match stopped && dirs.receipt().is_file() {
 				true => file(&dirs.receipt(), 0),
 				false => reply(404, "no receipt yet: the job has not stopped"),
 			},
-			"status" => json(&serde_json::json!({
+			"status" => Reply::json(&serde_json::json!({
 				"lease": entry.lease,
 				"phase": format!("{:?}", entry.phase),
 				"exit": entry.exit.map(|e| e.code),
 			})),
 			"logs/manifest" => match commit::logs_manifest(&dirs.logs()) {
-				Ok(manifest) => json(&manifest),
+				Ok(manifest) => Reply::json(&manifest),
 				Err(e) => reply(500, e.to_string()),
 			},
 			"logs/stdout" | "logs/stderr" => {
@@ -313,20 +253,24 @@ impl Api {
 					return file(&dirs.logs().join(name), offset);
 				}
 				if query(url, "follow").as_deref() == Some("1") {
-					return Response::new(
-						200.into(),
-						vec![],
-						Box::new(Follow {
+					// A follow lasts as long as its job; their number is capped.
+					if self.follows.fetch_add(1, Ordering::SeqCst) >= MAX_FOLLOWS {
+						self.follows.fetch_sub(1, Ordering::SeqCst);
+						return reply(503, "too many logs followed at once");
+					}
+					return Reply {
+						status: 200,
+						content_type: None,
+						body: Body::Stream(Box::new(Follow {
 							live: dirs.live_logs().join(name),
 							committed: dirs.logs().join(name),
 							offset,
 							journal: self.journal.clone(),
 							lease: entry.lease,
 							quiet: 0,
-						}) as Box<dyn Read + Send>,
-						None,
-						None,
-					);
+							follows: self.follows.clone(),
+						})),
+					};
 				}
 				match dirs.live_logs().join(name).is_file() {
 					true => file(&dirs.live_logs().join(name), offset),
@@ -341,7 +285,7 @@ impl Api {
 				// A job's file: opened one name at a time, through no link at any step.
 				Some(path) if is_safe_output_path(&path) => {
 					match commit::open_beneath(&dirs.outputs(), &path) {
-						Ok(handle) => send(handle, 0),
+						Ok(handle) => Reply::file(handle, 0),
 						Err(_) => reply(404, "no such file"),
 					}
 				}

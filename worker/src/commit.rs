@@ -131,6 +131,22 @@ fn open_root(root: &Path) -> std::io::Result<OwnedFd> {
 	Ok(open(root, flags, Mode::empty())?)
 }
 
+/// Finds the folder `relative` under `root` one name at a time, never through a symbolic link
+/// at any step, and returns an `O_PATH` descriptor of it (which needs no permission on the
+/// folder itself: enough to read its owner and mode, and to name it).
+pub fn find_folder_beneath(root: &Path, relative: &Path) -> std::io::Result<OwnedFd> {
+	use rustix::fs::{openat, Mode, OFlags};
+	let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+	let mut at = open_root(root)?;
+	for part in relative.components() {
+		let std::path::Component::Normal(name) = part else {
+			return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "not beneath"));
+		};
+		at = openat(&at, name, flags, Mode::empty())?;
+	}
+	Ok(at)
+}
+
 /// Opens the plain file `relative` (a safe output path) under `root` one name at a time, never
 /// through a symbolic link at any step (a job may leave a link to `/` in its outputs and name a
 /// host file through it), and never a device or a pipe the job made.

@@ -275,6 +275,11 @@ pub struct Limits {
 	/// `/tmp` in the job, in MiB.
 	#[serde(default = "default_tmp")]
 	pub tmp_mib: u64,
+	/// Each lease's outputs in a filesystem of their own, the order's size: the kernel holds a
+	/// job to its limit (see `quota`). Where the worker cannot (not root, no `mkfs.ext4`), the
+	/// walk of the outputs alone, said at start. `false`: the walk alone.
+	#[serde(default = "default_true")]
+	pub outputs_filesystem: bool,
 }
 
 impl Default for Limits {
@@ -284,8 +289,13 @@ impl Default for Limits {
 			stop_grace_secs: default_grace(),
 			log_bytes: default_log_bytes(),
 			tmp_mib: default_tmp(),
+			outputs_filesystem: true,
 		}
 	}
+}
+
+fn default_true() -> bool {
+	true
 }
 
 fn default_pids() -> i64 {

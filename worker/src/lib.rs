@@ -15,7 +15,9 @@
 //! - [`journal`]: what the worker did, durably (redb), so a crash never signs or sends twice;
 //! - [`api`]: the outputs API the buyer fetches results from (`FetchAuth`);
 //! - [`metrics`]: Prometheus on loopback;
+//! - [`http`]: the servers of both, with limits no stranger can get around;
 //! - [`once`]: `run-once`, one job without a chain;
+//! - [`quota`]: each lease's outputs in a filesystem of the order's size;
 //! - [`gpu`]: the leased devices' UUIDs, from the probe.
 
 pub mod api;
@@ -27,10 +29,12 @@ pub mod config;
 pub mod duties;
 pub mod executor;
 pub mod gpu;
+pub mod http;
 pub mod journal;
 pub mod log;
 pub mod metrics;
 pub mod once;
+pub mod quota;
 pub mod runner;
 
 /// `stint-worker <version>`, as receipts record it.

@@ -133,6 +133,14 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 		Err(e) => return fail("config", e.to_string()),
 	};
 	let adopt = adopt.into_iter().collect::<HashSet<_>>();
+	// Open files up to the hard limit: however many connections strangers open to the outputs
+	// API (which caps its own), descriptors remain for the chain, Docker and the disk.
+	match stint_worker::http::raise_open_files() {
+		(Some(before), Some(after)) if after > before => {
+			log::info("worker", None, format!("open-file limit raised from {before} to {after}"))
+		}
+		_ => {}
+	}
 	match config.worker.executor {
 		ExecutorChoice::Docker => {
 			// An engine that does not answer yet (a machine still booting, a daemon restarting)

@@ -92,29 +92,16 @@ impl Metrics {
 		String::from_utf8(buffer).expect("the text format is UTF-8")
 	}
 
-	/// Serves `GET /metrics` on `listen` from a thread of its own.
-	pub fn serve(&self, listen: std::net::SocketAddr) -> Result<(), String> {
-		let server = tiny_http::Server::http(listen)
-			.map_err(|e| format!("cannot serve metrics on {listen}: {e}"))?;
+	/// Serves `GET /metrics` on `listen` from a runtime and threads of its own, within
+	/// [`crate::http::Limits::METRICS`].
+	pub fn serve(&self, listen: std::net::SocketAddr) -> Result<std::net::SocketAddr, String> {
+		use crate::http::{self, Reply};
 		let metrics = self.clone();
-		std::thread::Builder::new()
-			.name("metrics".into())
-			.spawn(move || {
-				for request in server.incoming_requests() {
-					let response = match request.url() {
-						"/metrics" => tiny_http::Response::from_string(metrics.render())
-							.with_header(
-								"Content-Type: text/plain; version=0.0.4"
-									.parse::<tiny_http::Header>()
-									.expect("a valid header"),
-							),
-						_ => tiny_http::Response::from_string("not found").with_status_code(404),
-					};
-					let _ = request.respond(response);
-				}
-			})
-			.map_err(|e| e.to_string())?;
-		Ok(())
+		let handler = move |request: http::Request| match request.url.as_str() {
+			"/metrics" => Reply::text(200, metrics.render()).with_type("text/plain; version=0.0.4"),
+			_ => Reply::text(404, "not found"),
+		};
+		http::serve("metrics", listen, http::Limits::METRICS, std::sync::Arc::new(handler))
 	}
 }
 

@@ -17,7 +17,9 @@ use std::{
 };
 
 use codec::Encode;
-use stint_client::{runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, Static};
+use stint_client::{
+	runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, ReplicaDecision, Static,
+};
 use stint_primitives::{
 	BlockNumber, DeviceId, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
 	StopReason, RECEIPT_DOMAIN,
@@ -38,6 +40,7 @@ use crate::{
 	journal::{Exit, Journal, LeaseEntry, Phase, ReplicaEntry},
 	log,
 	metrics::Metrics,
+	quota::Quota,
 };
 
 /// How many servable orders a bidding round looks for, and how many pages it reads at most.
@@ -150,6 +153,8 @@ pub struct Worker<E: Executor> {
 	beat_busy: AtomicBool,
 	/// A round of reveals is under way.
 	reveal_busy: AtomicBool,
+	/// Whether each lease's outputs get a filesystem of their own (the kernel's hard limit).
+	pub quota: Quota,
 }
 
 /// Clears a flag when dropped.
@@ -230,6 +235,10 @@ impl<E: Executor> Worker<E> {
 		let chain =
 			Chain::new(config.chain.urls.clone(), metrics.clone()).map_err(|e| setup(&e))?;
 		let account = stint_client::account_of(&key);
+		let quota = match config.limits.outputs_filesystem {
+			true => Quota::detect(),
+			false => Quota::off("`outputs_filesystem = false` in [limits]"),
+		};
 		Ok(Arc::new(Self {
 			config,
 			key,
@@ -264,6 +273,7 @@ impl<E: Executor> Worker<E> {
 			last_beat: AtomicU32::new(u32::MAX),
 			beat_busy: AtomicBool::new(false),
 			reveal_busy: AtomicBool::new(false),
+			quota,
 		}))
 	}
 
@@ -349,7 +359,23 @@ impl<E: Executor> Worker<E> {
 	}
 
 	/// Starts the metrics and the outputs API: before the chain, so both answer without a node.
+	/// The outputs of leases kept since before a reboot are mounted again first.
 	pub fn serve(self: &Arc<Self>) -> Result<(), RunError> {
+		match self.quota.unavailable() {
+			Some(why) => log::warn(
+				"worker",
+				None,
+				format!(
+					"outputs are held to their limit by a walk every second, not by the kernel: \
+					 {why}"
+				),
+			),
+			None => {
+				for (lease, why) in self.quota.remount_all(&self.config.worker.data_dir) {
+					log::alert("worker", None, format!("{}: not mounted: {why}", lease.display()));
+				}
+			}
+		}
 		self.metrics.serve(self.config.metrics.listen).map_err(RunError::Setup)?;
 		Api::new(self.journal.clone(), self.config.worker.data_dir.clone())
 			.serve(self.config.api.listen)
@@ -826,15 +852,23 @@ impl<E: Executor> Worker<E> {
 			&& !self.beat_busy.swap(true, Ordering::AcqRel)
 		{
 			self.last_beat.store(beat, Ordering::Release);
+			// Not a lease whose result this worker sent: the result closed its stream, perhaps
+			// in a block finality has not reached (a settle then is refused, a fee for nothing).
 			let streams: Vec<(LeaseId, u64)> = duties
 				.iter()
 				.filter(|d| matches!(d.lease.status, LeaseStatus::Running))
+				.filter(|d| {
+					!entries
+						.get(&d.id)
+						.is_some_and(|e| matches!(e.phase, Phase::Exited | Phase::Done))
+				})
 				.map(|d| (d.id, d.lease.stream))
 				.collect();
 			// Every lease that ended may wait for a verdict: one this worker's result ended,
 			// and one its provider ended by notice (`terminate` is the account's, not the
 			// worker's). Its collateral stays locked until the verdict is settled.
-			// A replica's verdict waits for its order's replicas instead (below).
+			// A replica's verdict waits for its order's replicas instead (below); a result
+			// revealed alone then becomes a plain lease's, to confirm here.
 			let finished: Vec<LeaseId> = entries
 				.values()
 				.filter(|e| e.phase == Phase::Done && !e.verdict_settled && e.replica.is_none())
@@ -938,10 +972,27 @@ impl<E: Executor> Worker<E> {
 				_ => continue,
 			};
 			let settled = match group {
-				// Decided (or pruned with its order): nothing is left to do.
+				// Pruned with its order: nothing is left to do.
 				None => true,
+				// Decided: nothing is left to do, unless its result was revealed alone: that
+				// waits for the buyer's verdict as a plain lease's result does, and the entry
+				// becomes a plain lease's, confirmed on the settlement beat once its window
+				// passes (`confirm_verdicts`).
 				Some(group) if group.decided.is_some() => {
 					log::info("commit", Some(id), format!("replicas decided: {:?}", group.decided));
+					let alone = matches!(
+						group.decided,
+						Some((_, ReplicaDecision::Alone { lease, .. })) if lease == id
+					);
+					if alone {
+						if let Ok(Some(mut entry)) = self.journal.get(id) {
+							entry.replica = None;
+							if let Err(why) = self.journal.put(&entry) {
+								log::warn("commit", Some(id), format!("journal: {why}"));
+							}
+						}
+						continue;
+					}
 					true
 				}
 				Some(group) if sealed => {
@@ -1208,6 +1259,17 @@ impl<E: Executor> Worker<E> {
 				),
 			);
 			return Ok(false);
+		}
+		// The outputs in a filesystem of the order's size: the kernel holds the job to it. Not
+		// made, the walk alone holds it, as on a machine that cannot (said at start).
+		let (quota, mounted, limit) =
+			(self.quota.clone(), dirs.clone(), entry.spec.max_output_bytes);
+		match tokio::task::spawn_blocking(move || quota.mount(&mounted, limit)).await {
+			Ok(Ok(_)) => {}
+			Ok(Err(why)) => {
+				self.alert_once(id, &format!("outputs not held by a filesystem: {why}"))
+			}
+			Err(why) => self.alert_once(id, &format!("outputs not held by a filesystem: {why}")),
 		}
 		// Preparation races the ack deadline: what is not ready ACK_MARGIN blocks before it (a
 		// registry or an input server that trickles bytes, chosen by the buyer) is the order's
@@ -1754,7 +1816,10 @@ impl<E: Executor> Worker<E> {
 		let entry = self.entry(id)?;
 		// Before the job's container goes: the folders it closed to the worker are opened
 		// through it.
-		let root = self.dirs(id).root;
+		let dirs = self.dirs(id);
+		// The outputs' filesystem goes with its image, in the lease's folder.
+		self.quota.unmount(&dirs)?;
+		let root = dirs.root;
 		folders::remove_all(&*self.executor, entry.container.as_deref(), Some(id), &root).await?;
 		if let Some(handle) = &entry.container {
 			self.executor.remove(handle).await?;

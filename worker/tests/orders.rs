@@ -7,6 +7,9 @@
 //!   to be a no-show the provider is slashed for;
 //! - a job whose outputs grow past the order's limit is stopped during the lease and its result
 //!   sent, the receipt saying why;
+//! - a job that takes disk at once (`fallocate`, 2 GiB against a limit of 1 MiB) is held by the
+//!   kernel to its outputs' filesystem: the disk the lease takes stays within the limit and its
+//!   margin, and the next order on the same worker is acknowledged and run (needs root);
 //! - a worker killed after signing its result, whose journal is exported and imported into a
 //!   fresh data directory (`stint-worker journal export | import`), sends that signed result from
 //!   there, once;
@@ -169,6 +172,48 @@ async fn a_job_whose_outputs_outgrow_the_order_is_stopped_and_its_result_sent() 
 	let journal = stop(worker)?;
 	let entry = journal_entry(&journal, lease);
 	assert_eq!(entry["exit"]["reason"], "OutputOverLimit", "{entry}");
+	Ok(())
+}
+
+/// Issue 38, hole 1: with the walk of the outputs alone, `fallocate` takes a job's disk before
+/// any walk sees it and the file stays for the whole retention: the worker then refuses the
+/// provider's next lease (less disk than it may write), a no-show the same buyer reports. Held
+/// by the kernel, the job gets no more than its filesystem.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_that_takes_disk_at_once_gets_no_more_than_its_outputs_filesystem() -> Result<()> {
+	if !rustix::process::geteuid().is_root() {
+		eprintln!("skipped: mounting the outputs' filesystems needs root");
+		return Ok(());
+	}
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let setup = Setup { outputs_filesystem: true, ..Setup::default() };
+	let config = write_config(dir.path(), &url, &setup)?;
+	let worker = Worker::start(&config, None)?;
+	let limit = 1u64 << 20;
+	let command = ["/job", "falloc", "2147483648", "exit", "0"];
+	let order = Order { command: &command, max_output_bytes: limit, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	let (lease, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(record.result.is_some(), "{:?}: {}", record.status, worker.log());
+	// The disk the lease's outputs take: their image's blocks, within the limit and its margin.
+	let root = dir.path().join(format!("data/leases/{lease}"));
+	let image = std::fs::metadata(root.join("outputs.img"))?;
+	let taken = std::os::unix::fs::MetadataExt::blocks(&image) * 512;
+	let bound = stint_worker::quota::image_bytes(limit);
+	assert!(taken <= bound, "{taken} bytes taken, {bound} at most");
+	let falloc = std::fs::metadata(root.join("outputs/falloc"))?;
+	assert!(std::os::unix::fs::MetadataExt::blocks(&falloc) * 512 <= bound);
+
+	// The next order runs on the same worker as if nothing happened.
+	let command = ["/job", "write", "result.txt", "42", "exit", "0"];
+	let order = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let (_, record) = lease_result(&client, order, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	stop(worker)?;
+	common::unmount_under(dir.path());
+	eprintln!("falloc of 2 GiB against 1 MiB of outputs: {taken} bytes of disk taken");
 	Ok(())
 }
 

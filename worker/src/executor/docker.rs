@@ -469,6 +469,9 @@ impl Executor for Docker {
 			true => StartError::Unstartable(text(error)),
 			false => StartError::Other(text(error)),
 		};
+		if let Some(why) = super::unpassable(&job.spec) {
+			return Err(StartError::Unstartable(why));
+		}
 		let name = container_name(job);
 		let engine = self.engine().await?;
 		let id = match engine.inspect_container(&name, None).await {

@@ -14,7 +14,7 @@
 
 use std::{
 	collections::HashSet,
-	os::unix::fs::{MetadataExt, PermissionsExt},
+	os::{fd::AsRawFd, unix::fs::MetadataExt},
 	path::{Path, PathBuf},
 };
 
@@ -89,25 +89,29 @@ async fn walk(outputs: &Path) -> Usage {
 /// Opens the folders of `closed` (relative to `outputs`) that belong to the owner of `outputs`
 /// (the worker): a native job runs as the worker's user, and so may a container. Returns the
 /// others. A folder that is gone, or no longer a folder, is left to the next walk.
+///
+/// Every step is one name through a descriptor, never through a symbolic link (a job running
+/// as the worker's user may swap a folder for a link to any folder of the worker's, such as its
+/// data directory, between the walk and this): the folder is found with `O_PATH`, which needs
+/// no permission on it, and its mode changed through that descriptor.
 pub fn open_own(outputs: &Path, closed: &[PathBuf]) -> Vec<PathBuf> {
 	let Ok(ours) = std::fs::symlink_metadata(outputs).map(|m| m.uid()) else {
 		return closed.to_vec();
 	};
 	let mut theirs = Vec::new();
 	for folder in closed {
-		let path = outputs.join(folder);
-		let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
-		if !meta.is_dir() {
+		let Ok(fd) = commit::find_folder_beneath(outputs, folder) else { continue };
+		let Ok(stat) = rustix::fs::fstat(&fd) else { continue };
+		if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Directory {
 			continue;
 		}
-		if meta.uid() != ours {
+		if stat.st_uid != ours {
 			theirs.push(folder.clone());
 			continue;
 		}
-		// Checked a folder just now; a job that swaps in a link meanwhile only opens what it
-		// could open itself (it runs as this user).
-		let mode = std::fs::Permissions::from_mode(opened_mode(meta.mode()) | 0o700);
-		let _ = std::fs::set_permissions(&path, mode);
+		let mode = rustix::fs::Mode::from_raw_mode(opened_mode(stat.st_mode) | 0o700);
+		// `fchmod` refuses an `O_PATH` descriptor; its `/proc` entry names that very folder.
+		let _ = rustix::fs::chmod(format!("/proc/self/fd/{}", fd.as_raw_fd()), mode);
 	}
 	theirs
 }
@@ -148,6 +152,29 @@ pub async fn remove_all<E: Executor>(
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn opening_own_folders_never_goes_through_a_link() {
+		use std::os::unix::fs::PermissionsExt;
+		let dir = tempfile::tempdir().unwrap();
+		let outputs = dir.path().join("outputs");
+		let private = dir.path().join("private");
+		std::fs::create_dir_all(outputs.join("a/closed")).unwrap();
+		std::fs::create_dir(&private).unwrap();
+		std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+		std::fs::set_permissions(outputs.join("a/closed"), std::fs::Permissions::from_mode(0o000))
+			.unwrap();
+		// A job swapped a folder the walk saw for a link to the worker's private folder, and
+		// another for a link above a folder.
+		std::os::unix::fs::symlink(&private, outputs.join("swapped")).unwrap();
+		std::os::unix::fs::symlink(dir.path(), outputs.join("up")).unwrap();
+		let closed =
+			[PathBuf::from("a/closed"), PathBuf::from("swapped"), PathBuf::from("up/private")];
+		assert!(open_own(&outputs, &closed).is_empty());
+		let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
+		assert_eq!(mode(&outputs.join("a/closed")), 0o707, "its own closed folder is opened");
+		assert_eq!(mode(&private), 0o700, "nothing through a link");
+	}
 
 	#[test]
 	fn an_opened_folder_keeps_its_owners_bits_and_loses_sticky_and_set_id() {

@@ -63,6 +63,23 @@ pub enum StartError {
 	Other(String),
 }
 
+/// Why the order's command or environment cannot be handed to a process: a NUL byte, which no
+/// argument or variable can hold, or bytes that are not UTF-8, which the engine's API cannot
+/// carry. The order's fault, said at once (its start would otherwise be tried again until the
+/// job is given up as lost, the provider's fault).
+pub fn unpassable(spec: &JobSpec) -> Option<String> {
+	let bad = |bytes: &[u8]| bytes.contains(&0) || std::str::from_utf8(bytes).is_err();
+	if let Some(n) = spec.command.iter().position(|word| bad(word)) {
+		return Some(format!("word {n} of the command holds a NUL byte or is not UTF-8"));
+	}
+	spec.env.iter().find(|var| bad(&var.key) || bad(&var.value)).map(|var| {
+		format!(
+			"the variable {:?} holds a NUL byte or is not UTF-8",
+			String::from_utf8_lossy(&var.key)
+		)
+	})
+}
+
 impl From<String> for StartError {
 	fn from(why: String) -> Self {
 		Self::Other(why)
@@ -233,5 +250,22 @@ mod tests {
 		assert_eq!(registry_of("localhost:5000/x"), "localhost:5000");
 		assert_eq!(registry_of("acme/train"), "docker.io");
 		assert_eq!(registry_of("busybox"), "docker.io");
+	}
+
+	#[test]
+	fn a_nul_byte_or_bytes_that_are_not_utf8_are_the_orders_fault_at_once() {
+		fn text<const N: u32>(bytes: &[u8]) -> stint_primitives::Text<N> {
+			bytes.to_vec().try_into().unwrap()
+		}
+		let mut spec = crate::journal::tests_spec();
+		assert_eq!(unpassable(&spec), None);
+		spec.command = vec![text(b"/job"), text(b"a\0b")].try_into().unwrap();
+		assert!(unpassable(&spec).unwrap().contains("word 1"));
+		spec.command = vec![text(b"/job"), text(&[0xff, 0xfe])].try_into().unwrap();
+		assert!(unpassable(&spec).is_some());
+		spec.command = vec![text(b"/job")].try_into().unwrap();
+		let var = stint_primitives::EnvVar { key: text(b"SEED"), value: text(b"1\x002") };
+		spec.env = vec![var].try_into().unwrap();
+		assert!(unpassable(&spec).unwrap().contains("SEED"));
 	}
 }

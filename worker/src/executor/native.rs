@@ -365,6 +365,9 @@ impl Executor for Native {
 	}
 
 	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, StartError> {
+		if let Some(why) = super::unpassable(&job.spec) {
+			return Err(StartError::Unstartable(why));
+		}
 		let instance = job.labels.get(super::INSTANCE_LABEL).map(String::as_str).unwrap_or("once");
 		let handle = format!("native-{instance}-lease-{}", job.lease);
 		let dir = self.job_dir(&handle);

@@ -60,8 +60,33 @@ impl Worker {
 		args: &[&str],
 		env: &[(&str, &str)],
 	) -> Result<Self> {
+		Self::spawn(config, crash_at, args, env, None)
+	}
+
+	/// Started with its open-file limit at `nofile`, soft and hard (so the worker cannot raise
+	/// it): what a service manager's default gives a daemon.
+	pub fn start_with_open_files(config: &Path, nofile: u64) -> Result<Self> {
+		Self::spawn(config, None, &[], &[], Some(nofile))
+	}
+
+	fn spawn(
+		config: &Path,
+		crash_at: Option<&str>,
+		args: &[&str],
+		env: &[(&str, &str)],
+		nofile: Option<u64>,
+	) -> Result<Self> {
 		let log = config.with_extension(format!("{}.log", stint_worker::unix_ms()));
-		let mut command = Command::new(env!("CARGO_BIN_EXE_stint-worker"));
+		let worker = env!("CARGO_BIN_EXE_stint-worker");
+		// util-linux's `prlimit` sets the limit and runs the worker in its place (same pid).
+		let mut command = match nofile {
+			Some(nofile) => {
+				let mut command = Command::new("prlimit");
+				command.arg(format!("--nofile={nofile}:{nofile}")).arg(worker);
+				command
+			}
+			None => Command::new(worker),
+		};
 		command
 			.args(["run", "--config"])
 			.arg(config)
@@ -187,6 +212,9 @@ pub struct Setup {
 	pub log_bytes: u64,
 	/// The worker key: Eve's worker (`//Eve//stash`) unless a test runs Ferdie's.
 	pub key: &'static str,
+	/// `[limits] outputs_filesystem`: off but where a test needs it, since the mounts outlive
+	/// the worker (`common::unmount_under` clears them).
+	pub outputs_filesystem: bool,
 }
 
 impl Default for Setup {
@@ -200,6 +228,7 @@ impl Default for Setup {
 			dead_url_first: false,
 			log_bytes: 16 << 20,
 			key: "//Eve//stash",
+			outputs_filesystem: false,
 		}
 	}
 }
@@ -238,6 +267,7 @@ settle_every = 5
 [limits]
 stop_grace_secs = 1
 log_bytes = {log_bytes}
+outputs_filesystem = {outputs_filesystem}
 "#,
 		data = dir.join("data").display(),
 		metrics = free_port()?,
@@ -247,6 +277,7 @@ log_bytes = {log_bytes}
 		private = setup.allow_private_inputs,
 		log_bytes = setup.log_bytes,
 		key = setup.key,
+		outputs_filesystem = setup.outputs_filesystem,
 	);
 	std::fs::write(&path, config)?;
 	Ok(path)

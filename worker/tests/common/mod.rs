@@ -127,3 +127,19 @@ impl DockerSocket {
 		self.up.store(true, std::sync::atomic::Ordering::SeqCst);
 	}
 }
+
+/// Unmounts every filesystem mounted under `dir` (the outputs' filesystems a worker made, which
+/// outlive it), so that the test's folder can go.
+pub fn unmount_under(dir: &Path) {
+	let Ok(dir) = std::fs::canonicalize(dir) else { return };
+	let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+	let mut points: Vec<&str> = table
+		.lines()
+		.filter_map(|line| line.split(' ').nth(4))
+		.filter(|point| Path::new(point).starts_with(&dir))
+		.collect();
+	points.sort_by_key(|point| std::cmp::Reverse(point.len()));
+	for point in points {
+		let _ = Command::new("umount").args(["-l", point]).output();
+	}
+}

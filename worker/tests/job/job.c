@@ -5,6 +5,8 @@
  *   lines N           print 0, 1, … N-1 on stdout, one a line, many lines a write
  *   big BYTES         write BYTES bytes to /outputs/big, a MiB at a time
  *   big-at NAME BYTES the same to /outputs/NAME
+ *   falloc BYTES      take BYTES of disk for /outputs/falloc at once (fallocate), as a buyer
+ *                     filling the provider's disk would; print its result ("falloc 0" or errno)
  *   hold BYTES        write BYTES bytes to /outputs/held, deleted first and kept open: no walk of
  *                     /outputs sees it, the disk does
  *   mkdir NAME MODE   make the folder /outputs/NAME with MODE (octal, umask aside)
@@ -24,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -96,6 +99,13 @@ int main(int argc, char **argv) {
 				usleep(20000);
 			}
 			fclose(f);
+		} else if (!strcmp(step, "falloc")) {
+			snprintf(path, sizeof path, "%s/falloc", outputs);
+			int fd = open(path, O_CREAT | O_WRONLY, 0644);
+			if (fd < 0) return 52;
+			int rc = fallocate(fd, 0, 0, (off_t)atoll(arg)) ? errno : 0;
+			printf("falloc %d\n", rc);
+			close(fd);
 		} else if (!strcmp(step, "hold")) {
 			static char mib[1 << 20];
 			memset(mib, 'h', sizeof mib);
