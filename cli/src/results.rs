@@ -66,6 +66,39 @@ pub struct FetchReport {
 	pub gpu_seconds: u64,
 }
 
+/// The most files a manifest may list: a worker commits at most 100,000 entries of outputs.
+pub const MAX_MANIFEST_FILES: usize = 100_000;
+/// The largest manifest read: 100,000 entries of long paths fit.
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// Checks a provider's registered endpoint before anything is sent to it: `http://` or
+/// `https://`, a host, no credentials. Returns whether it is plain `http://` to a host other
+/// than loopback, where a fetch's authorisation travels in clear.
+pub fn check_endpoint(endpoint: &str) -> Result<bool, FetchError> {
+	let bad =
+		|why: &str| FetchError::Provider(format!("the provider's endpoint {endpoint:?} {why}"));
+	let (plain, rest) = match (endpoint.strip_prefix("https://"), endpoint.strip_prefix("http://"))
+	{
+		(Some(rest), _) => (false, rest),
+		(None, Some(rest)) => (true, rest),
+		_ => return Err(bad("is not an http:// or https:// URL")),
+	};
+	let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+	if authority.is_empty() || authority.contains('@') {
+		return Err(bad("names no host, or carries credentials"));
+	}
+	if endpoint.chars().any(|c| c.is_whitespace() || c.is_control()) {
+		return Err(bad("holds spaces or control characters"));
+	}
+	let host = match authority.strip_prefix('[') {
+		Some(v6) => v6.split(']').next().unwrap_or_default(),
+		None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+	};
+	let loopback =
+		host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+	Ok(plain && !loopback)
+}
+
 /// Where a lease's results are, and who asks.
 pub struct Source {
 	/// `{endpoint}/leases/{lease}`.
@@ -96,9 +129,30 @@ impl Source {
 	}
 
 	fn manifest(&self, path: &str) -> Result<Vec<OutputFile>, FetchError> {
-		let manifest: Manifest = self.get(path)?.into_json().map_err(|e| {
+		// Read no more than a manifest can take, whatever the provider sends.
+		let mut bytes = Vec::new();
+		self.get(path)?
+			.into_reader()
+			.take(MAX_MANIFEST_BYTES + 1)
+			.read_to_end(&mut bytes)
+			.map_err(|e| FetchError::Provider(format!("{}/{path}: {e}", self.base)))?;
+		if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+			return Err(FetchError::Provider(format!(
+				"{}/{path} is larger than a manifest may be ({} MiB)",
+				self.base,
+				MAX_MANIFEST_BYTES >> 20
+			)));
+		}
+		let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
 			FetchError::Provider(format!("{}/{path} is not a manifest: {e}", self.base))
 		})?;
+		if manifest.files.len() > MAX_MANIFEST_FILES {
+			return Err(FetchError::Provider(format!(
+				"{}/{path} lists {} files, more than a worker commits ({MAX_MANIFEST_FILES})",
+				self.base,
+				manifest.files.len()
+			)));
+		}
 		let mut files = Vec::with_capacity(manifest.files.len());
 		for file in &manifest.files {
 			if !is_safe_output_path(&file.path) {
@@ -278,4 +332,29 @@ fn download(
 		return Err(Download::Mismatch("content differs from its hash".into()));
 	}
 	Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+	use super::check_endpoint;
+
+	#[test]
+	fn an_endpoint_is_http_or_https_to_a_host_without_credentials() {
+		assert_eq!(check_endpoint("https://gpus.example:8600").ok(), Some(false));
+		assert_eq!(check_endpoint("http://127.0.0.1:8601").ok(), Some(false));
+		assert_eq!(check_endpoint("http://[::1]:8601/").ok(), Some(false));
+		assert_eq!(check_endpoint("http://localhost:8601").ok(), Some(false));
+		// Plain http elsewhere: allowed, with a warning (the authorisation travels in clear).
+		assert_eq!(check_endpoint("http://gpus.example:8600").ok(), Some(true));
+		for bad in [
+			"file:///etc/passwd",
+			"ftp://gpus.example",
+			"gpus.example:8600",
+			"http://",
+			"http://user:pass@gpus.example",
+			"http://gpus.example /x",
+		] {
+			assert!(check_endpoint(bad).is_err(), "{bad}");
+		}
+	}
 }

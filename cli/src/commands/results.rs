@@ -56,7 +56,14 @@ pub async fn lease_and_endpoint(
 		.provider(&record.provider)
 		.await?
 		.ok_or_else(|| Error::NotFound(format!("provider {}", record.provider)))?;
-	Ok((record, String::from_utf8_lossy(&provider.endpoint.0).into_owned()))
+	let endpoint = String::from_utf8_lossy(&provider.endpoint.0).into_owned();
+	if results::check_endpoint(&endpoint).map_err(fetch_error)? {
+		eprintln!(
+			"warning: the provider serves results over plain http ({endpoint}): the fetch's \
+			 authorisation travels in clear"
+		);
+	}
+	Ok((record, endpoint))
 }
 
 /// The final result of a lease that has one.
