@@ -3,7 +3,8 @@
 //! Human-readable output by default, `--json` for scripts. Exit codes: 0 done, 1 unexpected
 //! (including a provider that cannot be reached), 2 bad usage, 3 no connection, 4 bad key, 5 bad
 //! input (a malformed job file, amount or address), 6 the chain refused (its error is named),
-//! 7 not found, 8 what a provider served does not match the chain, 9 the probe found no GPU,
+//! 7 not found, 8 what a provider served does not match the chain, 9 the probe found no GPU (or
+//! a GPU failed its self-test),
 //! 10 the provider refused the request (not the buyer's, or expired).
 //!
 //! Each command group is a module of [`commands`], owning its clap enum and its `run`.

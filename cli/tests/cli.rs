@@ -1,5 +1,5 @@
 //! The `stint` binary against a real dev node: each command's happy path and its main failure,
-//! checked by reading the chain afterwards through the client, and the exit codes the README
+//! checked by reading the chain afterwards through the client, and the exit codes docs/buyer.md
 //! promises (3 no connection, 4 bad key, 5 bad input, 6 refused by the chain, 7 not found).
 
 use std::{path::Path, process::Command, time::Duration};

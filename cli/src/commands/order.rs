@@ -13,7 +13,7 @@ use crate::{
 
 #[derive(Subcommand)]
 pub enum OrderCmd {
-	/// Posts the order described by a TOML job file (see README.md).
+	/// Posts the order described by a TOML job file (see docs/buyer.md).
 	Create {
 		file: PathBuf,
 		/// Escrow in STINT, overriding the file.

@@ -25,8 +25,8 @@ pub enum ProviderCmd {
 	Show {
 		account: Option<String>,
 	},
-	/// Registers the signer as a provider from a provider file (see README.md); its worker key
-	/// acts for every GPU of the machine.
+	/// Registers the signer as a provider from a provider file (see docs/provider.md); its
+	/// worker key acts for every GPU of the machine.
 	Register {
 		file: PathBuf,
 		#[command(flatten)]

@@ -4,7 +4,7 @@
 //! The driver (`libcuda.so.1`) is loaded when first needed, so everything here builds and runs on a
 //! machine without CUDA: there [`gpus`] answers [`GpuError::NoDriver`] instead of failing to start.
 //!
-//! The result is a [`Hardware`]: the `[hardware]` section of the provider file (see the README),
+//! The result is a [`Hardware`]: the `[hardware]` section of the provider file (docs/provider.md),
 //! which `stint provider register --probe` sends to the chain and `stint-worker probe` prints.
 
 mod cuda;
