@@ -18,7 +18,13 @@ dev="$STINT_HOME/dev-worker"
 # journal would name leases of the previous chain). With it, both keep their state.
 case " $* " in
 *" --base-path "*) ;;
-*) rm -rf "$dev" ;;
+*)
+	# The outputs' filesystems the last dev worker mounted (as root) go first.
+	if [ -d "$dev" ]; then
+		findmnt -rn -o TARGET | grep -F "$dev/" | sort -r | xargs -r -n 1 umount -l || true
+	fi
+	rm -rf "$dev"
+	;;
 esac
 mkdir -p "$dev"
 gpus=off

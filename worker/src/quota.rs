@@ -201,9 +201,17 @@ mod tests {
 			eprintln!("skipped: {why}");
 			return;
 		}
+		/// Unmounts when dropped, a failing test's mounts too.
+		struct Unmount(Quota, LeaseDirs);
+		impl Drop for Unmount {
+			fn drop(&mut self) {
+				let _ = self.0.unmount(&self.1);
+			}
+		}
 		let dir = tempfile::tempdir().unwrap();
 		let dirs = LeaseDirs { root: dir.path().join("lease") };
 		dirs.create().unwrap();
+		let _first = Unmount(quota.clone(), dirs.clone());
 		assert!(quota.mount(&dirs, 4 << 20).unwrap());
 		assert!(quota.mount(&dirs, 4 << 20).unwrap(), "mounting again is a no-op");
 		assert!(std::fs::read_dir(dirs.outputs()).unwrap().next().is_none(), "no lost+found");
@@ -233,6 +241,7 @@ mod tests {
 		let data = tempfile::tempdir().unwrap();
 		let dirs = LeaseDirs::new(data.path(), 7);
 		dirs.create().unwrap();
+		let _second = Unmount(quota.clone(), dirs.clone());
 		assert!(quota.mount(&dirs, 1 << 20).unwrap());
 		std::fs::write(dirs.outputs().join("kept"), b"42").unwrap();
 		quota.unmount(&dirs).unwrap();

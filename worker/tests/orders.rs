@@ -188,6 +188,7 @@ async fn a_job_that_takes_disk_at_once_gets_no_more_than_its_outputs_filesystem(
 	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
+	let _unmounts = common::Unmounts(dir.path().to_path_buf());
 	let setup = Setup { outputs_filesystem: true, ..Setup::default() };
 	let config = write_config(dir.path(), &url, &setup)?;
 	let worker = Worker::start(&config, None)?;
@@ -212,7 +213,6 @@ async fn a_job_that_takes_disk_at_once_gets_no_more_than_its_outputs_filesystem(
 	let (_, record) = lease_result(&client, order, WAIT, &worker).await?;
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 	stop(worker)?;
-	common::unmount_under(dir.path());
 	eprintln!("falloc of 2 GiB against 1 MiB of outputs: {taken} bytes of disk taken");
 	Ok(())
 }

@@ -143,3 +143,13 @@ pub fn unmount_under(dir: &Path) {
 		let _ = Command::new("umount").args(["-l", point]).output();
 	}
 }
+
+/// Unmounts what a worker mounted under its folder when dropped, a failing test's too: declare
+/// it after the folder, so that it goes first.
+pub struct Unmounts(pub std::path::PathBuf);
+
+impl Drop for Unmounts {
+	fn drop(&mut self) {
+		unmount_under(&self.0);
+	}
+}
