@@ -115,10 +115,12 @@ if [ "${STINT_BENCH_SKIP_SCALE:-}" != 1 ]; then
 	done
 fi
 
-say "the runtime's figures with the new weights (cargo test -p stint-runtime performance)"
-cargo test --release --locked -p stint-runtime --lib performance -- --test-threads 1
-STINT_PERF_OUT="$OUT/figures.json" cargo test --release --locked -p stint-runtime --lib \
-	weights_and_fees_as_figures -q >/dev/null
+# The workspace's feature set, as scripts/test.sh builds it: `-p stint-runtime` alone would
+# resolve other features for shared dependencies and rebuild them.
+say "the runtime's figures with the new weights (the runtime's performance tests)"
+cargo test --release --locked --workspace --lib -- tests::performance --test-threads 1
+STINT_PERF_OUT="$OUT/figures.json" cargo test --release --locked --workspace --lib -q \
+	-- weights_and_fees_as_figures >/dev/null
 cat >"$OUT/meta.json" <<JSON
 {"date": "$(date -u +%Y-%m-%d)", "machine": "$(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)", "steps": $steps, "repeat": $repeat, "omni_bencher": "$OMNI_VERSION", "seconds": $(( $(date +%s) - started ))}
 JSON
