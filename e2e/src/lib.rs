@@ -57,10 +57,37 @@ pub fn node_binary() -> Result<PathBuf> {
 	Ok(path)
 }
 
-/// A port on 127.0.0.1 that was free a moment ago.
+/// A port on 127.0.0.1 that was free a moment ago, and that no other caller in this process
+/// gets.
+///
+/// It is chosen below the kernel's ephemeral range (`ip_local_port_range`, 32768–60999 by
+/// default), never from it: between the choice and the child's own bind, any process's outbound
+/// connection may take an ephemeral port (a worker's Docker or RPC socket took one once, and the
+/// next worker could not serve its outputs API). Each process starts at its own offset in the
+/// range, so test binaries and a dev chain beside them rarely meet, and a port found taken is
+/// skipped.
 pub fn free_port() -> Result<u16> {
-	let listener = TcpListener::bind("127.0.0.1:0").context("binding an ephemeral port")?;
-	Ok(listener.local_addr()?.port())
+	use std::sync::atomic::{AtomicU32, Ordering};
+	const FIRST: u32 = 15_000;
+	const SPAN: u32 = 17_000;
+	static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+	let _ = NEXT.compare_exchange(
+		u32::MAX,
+		std::process::id().wrapping_mul(7_919) % SPAN,
+		Ordering::SeqCst,
+		Ordering::SeqCst,
+	);
+	for _ in 0..SPAN {
+		let port = (FIRST + NEXT.fetch_add(1, Ordering::SeqCst) % SPAN) as u16;
+		// Free on loopback and on every address (a node may listen on either).
+		// Free on loopback and on every address (a node may listen on either), tried one after
+		// the other: the first listener is closed before the second binds.
+		let free = |address: &str| TcpListener::bind((address, port)).is_ok();
+		if free("127.0.0.1") && free("0.0.0.0") {
+			return Ok(port);
+		}
+	}
+	bail!("no free port between {FIRST} and {}", FIRST + SPAN)
 }
 
 /// A running node. Dropping it kills the process.
