@@ -61,6 +61,7 @@ pub struct Options {
 	pub json: bool,
 	pub key: Option<String>,
 	pub no_wait_finality: bool,
+	pub no_dry_run: bool,
 }
 
 /// A command's context: the options and the connection.
@@ -90,14 +91,20 @@ impl Ctx {
 		}
 	}
 
-	/// Signs and sends `call`, reporting its progress on stderr, and prints its events.
+	/// Signs `call`, tries it on the best block (unless `--no-dry-run`: a call the chain would
+	/// refuse is not sent, and costs no fee), sends it, reporting its progress on stderr, and
+	/// prints its events.
 	pub async fn send(&self, call: &impl stint_client::Payload) -> Result<Included, Fail> {
 		let signer = self.signer()?;
 		let wait = if self.options.no_wait_finality { Wait::InBlock } else { Wait::Finalized };
 		let quiet = self.options.json;
+		let signed = self.client.sign(call, &signer, None).await?;
+		if !self.options.no_dry_run {
+			self.client.dry_run(&signed.bytes).await?;
+		}
 		let included = self
 			.client
-			.submit(call, &signer, wait, |step| {
+			.broadcast(&signed.bytes, wait, |step| {
 				if !quiet {
 					match step {
 						Progress::Submitted => eprintln!("submitted"),

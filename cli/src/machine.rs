@@ -64,8 +64,9 @@ pub fn provider(
 	file: ProviderFile,
 	source: HardwareSource,
 	account: &stint_client::AccountId,
+	scope: stint_client::ConsentScope,
 ) -> Result<Provider, Refusal> {
-	let (info, worker_key, proof) = check_info(&file, account).map_err(Refusal::File)?;
+	let (info, worker_key, proof) = check_info(&file, account, scope).map_err(Refusal::File)?;
 	let hardware = match (file.hardware, source) {
 		(Some(hardware), HardwareSource::File) => hardware,
 		(None, HardwareSource::File) => {
@@ -115,6 +116,7 @@ fn self_tested(hardware: &Hardware) -> Result<(), String> {
 fn check_info(
 	file: &ProviderFile,
 	account: &stint_client::AccountId,
+	scope: stint_client::ConsentScope,
 ) -> Result<(ProviderInfo, [u8; 32], [u8; 64]), String> {
 	let region: [u8; 2] =
 		file.region.as_bytes().try_into().ok().filter(is_valid_region).ok_or_else(|| {
@@ -124,6 +126,7 @@ fn check_info(
 		&file.worker_key,
 		file.worker_key_proof.as_deref(),
 		account,
+		scope,
 	)
 	.map_err(|e| format!("worker_key: {e}"))?;
 	let info = ProviderInfo {
@@ -181,7 +184,8 @@ worker_key = "//Dave//stash"
 "#;
 
 	fn refusal(text: &str, source: HardwareSource) -> String {
-		match provider(parse(text).unwrap(), source, &stint_client::AccountId::from([0; 32])) {
+		let account = stint_client::AccountId::from([0; 32]);
+		match provider(parse(text).unwrap(), source, &account, Default::default()) {
 			Err(Refusal::File(why)) => format!("file: {why}"),
 			Err(Refusal::Probe(why)) => format!("probe: {why}"),
 			Ok(_) => "accepted".into(),

@@ -41,6 +41,10 @@ struct Cli {
 	/// Return once the transaction is in a block, without waiting for finality.
 	#[arg(long, global = true)]
 	no_wait_finality: bool,
+	/// Send transactions without trying them on the best block first (a refused call then pays
+	/// its fee).
+	#[arg(long, global = true)]
+	no_dry_run: bool,
 	#[command(subcommand)]
 	command: Command,
 }
@@ -79,7 +83,12 @@ enum Command {
 
 async fn run(cli: Cli) -> Outcome {
 	let client = Client::connect(&cli.url).await?;
-	let options = Options { json: cli.json, key: cli.key, no_wait_finality: cli.no_wait_finality };
+	let options = Options {
+		json: cli.json,
+		key: cli.key,
+		no_wait_finality: cli.no_wait_finality,
+		no_dry_run: cli.no_dry_run,
+	};
 	let ctx = Ctx { options, client };
 	match &cli.command {
 		Command::Status => show::status(&ctx.client.status().await?, ctx.json()),

@@ -617,8 +617,17 @@ async fn the_remaining_commands_each_work_and_refuse_by_name() -> Result<()> {
 	expect(&url, &["--key", "//Bob", "order", "cancel", "0"], 6)?;
 	expect(&url, &["--key", "//Alice", "order", "cancel", "0"], 0)?;
 	assert!(client.order(0).await?.is_none(), "the cancelled order is gone");
+	// A refused call is tried on the best block first and never sent: it costs no fee. With
+	// --no-dry-run it is sent, refused in a block, and pays its fee.
+	let alice = parse_account("5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY")?;
+	let before = client.free_balance(&alice).await?;
 	let run = expect(&url, &["--key", "//Alice", "order", "cancel", "0"], 6)?;
 	assert!(run.stderr.contains("Market.UnknownOrder"), "{}", run.stderr);
+	assert!(!run.stderr.contains("submitted"), "{}", run.stderr);
+	assert_eq!(client.free_balance(&alice).await?, before, "a dry-run refusal costs nothing");
+	let run = expect(&url, &["--key", "//Alice", "--no-dry-run", "order", "cancel", "0"], 6)?;
+	assert!(run.stderr.contains("Market.UnknownOrder"), "{}", run.stderr);
+	assert!(client.free_balance(&alice).await? < before, "a refusal in a block pays its fee");
 
 	// An open-ended lease: the file names no notice, so the CLI asks the chain's least. One
 	// block less is refused by name.

@@ -139,11 +139,20 @@ pub fn parse_worker_key(text: &str) -> Result<[u8; 32], Error> {
 	}
 }
 
+/// Where a worker key's consent holds: on the chain whose genesis hash is `genesis`, as the
+/// key's binding number `nonce` ([`Client::consent_scope`] reads both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConsentScope {
+	pub genesis: [u8; 32],
+	pub nonce: u32,
+}
+
 /// A worker key's consent to act for `provider`: its signature over
-/// [`stint_primitives::worker_proof_payload`] of the provider's account. The chain binds a worker
-/// key only with it.
-pub fn worker_proof(worker: &Keypair, provider: &AccountId) -> [u8; 64] {
-	worker.sign(&stint_primitives::worker_proof_payload(&provider.0)).0
+/// [`stint_primitives::worker_proof_payload`] of the chain, the provider's account and the key's
+/// nonce. The chain binds a worker key only with it, once.
+pub fn worker_proof(worker: &Keypair, provider: &AccountId, scope: ConsentScope) -> [u8; 64] {
+	let payload = stint_primitives::worker_proof_payload(&scope.genesis, &provider.0, scope.nonce);
+	worker.sign(&payload).0
 }
 
 /// A worker key and its consent to act for `provider`. `key` is a secret URI or key file (the
@@ -154,10 +163,11 @@ pub fn worker_key_with_proof(
 	key: &str,
 	proof: Option<&str>,
 	provider: &AccountId,
+	scope: ConsentScope,
 ) -> Result<([u8; 32], [u8; 64]), Error> {
 	if !key.starts_with("0x") {
 		let pair = keypair(key)?;
-		return Ok((pair.public_key().0, worker_proof(&pair, provider)));
+		return Ok((pair.public_key().0, worker_proof(&pair, provider, scope)));
 	}
 	let public = parse_worker_key(key)?;
 	let proof = proof.ok_or_else(|| {
@@ -385,6 +395,44 @@ impl Client {
 			nonce,
 			valid_until: Some(mortal_until(from)),
 		})
+	}
+
+	/// Runs the signed transaction `bytes` on the state of the best block without sending it
+	/// (the runtime's `BlockBuilder_apply_extrinsic`, through `state_call`, which every node
+	/// serves): `Err` with the chain's named refusal ([`Error::Dispatch`]) if the call would fail
+	/// there, so a refused call costs nothing. A transaction that block could not apply as it
+	/// stands (a nonce still ahead of its state, when others of the signer's are in the pool) is
+	/// not judged: the pool says the rest when it is sent.
+	pub async fn dry_run(&self, bytes: &[u8]) -> Result<(), Error> {
+		let best = self.best_hash().await?;
+		let at = self
+			.api
+			.at_block(subxt::backend::BlockRef::from_hash(subxt::utils::H256(best)))
+			.await
+			.map_err(Error::rpc)?;
+		let result = at
+			.runtime_apis()
+			.call_raw("BlockBuilder_apply_extrinsic", Some(bytes))
+			.await
+			.map_err(Error::rpc)?;
+		// `Result<Result<(), DispatchError>, TransactionValidityError>`, SCALE-encoded.
+		match result.as_slice() {
+			[0, 0, ..] | [1, ..] => Ok(()),
+			[0, 1, error @ ..] => {
+				match DispatchError::decode_from(error, at.metadata()).map_err(Error::rpc)? {
+					DispatchError::Module(module) => Err(match module.details() {
+						Ok(details) => Error::Dispatch {
+							pallet: details.pallet.name().to_string(),
+							error: details.variant.name.clone(),
+							docs: details.variant.docs.join(" "),
+						},
+						Err(_) => Error::Refused(module.details_string()),
+					}),
+					other => Err(Error::Refused(other.to_string())),
+				}
+			}
+			_ => Err(Error::Rpc("apply_extrinsic answered something that is not a result".into())),
+		}
 	}
 
 	/// Sends a transaction signed earlier ([`Client::sign`]), calls `progress` at every step, and

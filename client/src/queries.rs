@@ -453,6 +453,8 @@ pub struct BidCosts {
 	pub bid_deposit: Balance,
 	/// Locked from the provider's bond per GPU bid (and per GPU leased).
 	pub collateral_per_gpu: Balance,
+	/// Blocks after the close of its window a buyer who accepts by hand has to accept a bid.
+	pub accept_period: u32,
 }
 
 /// A result waiting for its buyer's verdict.
@@ -568,6 +570,22 @@ impl Client {
 		})
 	}
 
+	/// Where worker key `key`'s next consent holds: this chain, at the key's nonce
+	/// (`Providers.WorkerKeyNonces`, how many times it was bound).
+	pub async fn consent_scope(&self, key: [u8; 32]) -> Result<crate::ConsentScope, Error> {
+		let at = self.block().await?;
+		let fetched = at
+			.storage()
+			.try_fetch(runtime::storage().providers().worker_key_nonces(), (key,))
+			.await
+			.map_err(Error::rpc)?;
+		let nonce = match fetched {
+			Some(value) => value.decode().map_err(Error::rpc)?,
+			None => 0,
+		};
+		Ok(crate::ConsentScope { genesis: self.genesis_hash(), nonce })
+	}
+
 	/// The market's bid deposit and collateral per GPU.
 	pub async fn bid_costs(&self) -> Result<BidCosts, Error> {
 		let at = self.block().await?;
@@ -578,6 +596,9 @@ impl Client {
 				.map_err(Error::rpc)?,
 			collateral_per_gpu: constants
 				.entry(runtime::constants().market().collateral_per_gpu())
+				.map_err(Error::rpc)?,
+			accept_period: constants
+				.entry(runtime::constants().market().accept_period())
 				.map_err(Error::rpc)?,
 		})
 	}

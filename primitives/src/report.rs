@@ -120,14 +120,22 @@ pub fn seal(commitment: &ResultCommitment, provider: &[u8], salt: &[u8; 32]) -> 
 	polkadot_sdk::sp_crypto_hashing::blake2_256(&bytes)
 }
 
-/// Prefixes a worker key's proof of possession: `stint/worker/v1`.
-pub const WORKER_PROOF_DOMAIN: [u8; 15] = *b"stint/worker/v1";
+/// Prefixes a worker key's proof of possession: `stint/worker/v2` (v1 named neither the chain
+/// nor a nonce, and so replayed).
+pub const WORKER_PROOF_DOMAIN: [u8; 15] = *b"stint/worker/v2";
 
 /// The bytes a worker key signs to agree to act for the provider whose account encodes (SCALE)
-/// to `provider`: `WORKER_PROOF_DOMAIN ‖ provider`. The registry binds a key only with this
-/// signature, so nobody can bind (and so squat) a key that is not theirs to bind.
-pub fn worker_proof_payload(provider: &[u8]) -> alloc::vec::Vec<u8> {
-	[&WORKER_PROOF_DOMAIN[..], provider].concat()
+/// to `provider`, on the chain whose genesis hash is `genesis`, as its binding number `nonce`:
+/// `WORKER_PROOF_DOMAIN ‖ genesis ‖ provider ‖ nonce (u32, little-endian)`. The registry binds a
+/// key only with this signature, so nobody can bind (and so squat) a key that is not theirs to
+/// bind; and it counts each binding of a key (`Providers.WorkerKeyNonces`), so a consent works
+/// once, on one chain: not again after the key was unbound, nor on another chain.
+pub fn worker_proof_payload(
+	genesis: &[u8; 32],
+	provider: &[u8],
+	nonce: u32,
+) -> alloc::vec::Vec<u8> {
+	[&WORKER_PROOF_DOMAIN[..], &genesis[..], provider, &nonce.to_le_bytes()[..]].concat()
 }
 
 /// What a live lease's provider must do next, and by which block: read by the worker from the
@@ -178,15 +186,20 @@ mod tests {
 	}
 
 	#[test]
-	fn a_worker_proof_is_the_tag_then_the_providers_account() {
-		let provider = [0x2a; 32];
-		let payload = worker_proof_payload(&provider);
-		assert_eq!(&payload[..15], b"stint/worker/v1");
-		assert_eq!(&payload[15..], &provider);
+	fn a_worker_proof_is_the_tag_then_the_chain_the_providers_account_and_the_nonce() {
+		let (genesis, provider) = ([7; 32], [0x2a; 32]);
+		let payload = worker_proof_payload(&genesis, &provider, 3);
+		assert_eq!(&payload[..15], b"stint/worker/v2");
+		assert_eq!(&payload[15..47], &genesis);
+		assert_eq!(&payload[47..79], &provider);
+		assert_eq!(&payload[79..], &3u32.to_le_bytes());
 		let pair = sr25519::Pair::from_seed(&[3; 32]);
 		let proof = pair.sign(&payload);
-		assert!(sr25519::Pair::verify(&proof, worker_proof_payload(&provider), &pair.public()));
-		assert!(!sr25519::Pair::verify(&proof, worker_proof_payload(&[0x2b; 32]), &pair.public()));
+		let verifies = |payload: Vec<u8>| sr25519::Pair::verify(&proof, payload, &pair.public());
+		assert!(verifies(worker_proof_payload(&genesis, &provider, 3)));
+		assert!(!verifies(worker_proof_payload(&genesis, &[0x2b; 32], 3)));
+		assert!(!verifies(worker_proof_payload(&[8; 32], &provider, 3)));
+		assert!(!verifies(worker_proof_payload(&genesis, &provider, 4)));
 	}
 
 	#[test]

@@ -97,7 +97,9 @@ fn genesis(
 			authorities: authorities.iter().map(|(_, gran)| (gran.clone(), 1)).collect::<Vec<_>>(),
 		},
 		sudo: SudoConfig { key: Some(root) },
-		providers: ProvidersConfig { providers: example_providers() },
+		// Both presets are for development: their providers' workers serve plain HTTP on
+		// loopback. A production chain's genesis leaves it out (https:// only).
+		providers: ProvidersConfig { providers: example_providers(), allow_plain_http: true },
 		bonds: BondsConfig {
 			bonds: example_providers()
 				.into_iter()

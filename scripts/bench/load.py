@@ -198,7 +198,8 @@ def setup(chain):
 
     log(f"{PROVIDERS} providers register {GPUS} GPUs each and bond")
     for i, (p, w) in enumerate(zip(providers, workers)):
-        proof = w.sign(b"stint/worker/v1" + p.public_key)
+        # The key's consent: this chain, the provider, the key's next binding (a fresh key: 0).
+        proof = w.sign(b"stint/worker/v2" + chain.genesis + p.public_key + (0).to_bytes(4, "little"))
         info = {"name": f"load-{i}", "endpoint": f"https://load-{i}.example", "region": "0x" + b"DE".hex()}
         chain.send(
             p,

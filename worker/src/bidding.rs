@@ -25,6 +25,32 @@ pub struct Candidate {
 	/// The verdict window the order asks (zero: the chain's): the collateral stays locked that
 	/// long after the result.
 	pub verdict_window: u32,
+	/// Blocks a bid placed now may stand before it wins or is released: to the close of the
+	/// bid window and, for an order its buyer accepts by hand, the time the buyer has to
+	/// accept after it.
+	pub stands_for: u32,
+}
+
+/// A bid of this worker's standing now that it may withdraw for free to bid elsewhere: its
+/// window is not in its last quarter (where a retraction forfeits the deposit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Displaceable {
+	pub order: u64,
+	pub devices: Vec<DeviceId>,
+	/// As [`Candidate::stands_for`], from now.
+	pub stands_for: u32,
+}
+
+/// What [`choose`] decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Choice {
+	/// Bids to place, in order.
+	pub bids: Vec<Bid>,
+	/// Orders whose standing bids to withdraw first: each freed its slot and devices for an
+	/// order that closes much sooner.
+	pub displaced: Vec<u64>,
+	/// Why the other orders get no bid.
+	pub skipped: Vec<(u64, Skip)>,
 }
 
 /// Where the provider stands.
@@ -87,6 +113,12 @@ pub enum Skip {
 	RuntimeIncompatible,
 	/// The order asks a longer verdict window than the policy accepts.
 	VerdictWindowTooLong,
+	/// A bid on it could stand longer than `max_bid_blocks` before it wins or is released (a
+	/// long bid window, or a buyer that accepts by hand): the devices would wait on it and bid
+	/// nowhere else.
+	StandsTooLong {
+		blocks: u32,
+	},
 	/// The buyer's objections slashed providers more often than the policy accepts.
 	BuyerObjects {
 		slashing: u32,
@@ -158,6 +190,8 @@ fn misfit(
 		Some(Skip::OpenEnded)
 	} else if candidate.verdict_window > policy.max_verdict_window {
 		Some(Skip::VerdictWindowTooLong)
+	} else if candidate.stands_for > policy.max_bid_blocks {
+		Some(Skip::StandsTooLong { blocks: candidate.stands_for })
 	} else if !policy.registries.is_empty() && !policy.registries.contains(&registry) {
 		Some(Skip::Registry(registry))
 	} else if candidate.max_output_bytes > scratch_free_bytes {
@@ -192,14 +226,34 @@ pub fn stale(
 	}
 }
 
-/// The bids to place on `candidates` (in order), and why the others get none.
+/// A standing bid stands in the way of a candidate only if the candidate closes this many
+/// times sooner: displacing it must pay (a retraction is a transaction), and two orders that
+/// close about together are taken in turn.
+pub const DISPLACE_FACTOR: u32 = 4;
+
+/// The bids to place on `candidates`, those that close soonest first (a bid on an order that
+/// closes soon holds its devices for less time, and wins or is released sooner), and why the
+/// others get none.
+///
+/// A standing bid is not a live lease: when a candidate has no slot or its devices stand in a
+/// bid on an order that closes at least [`DISPLACE_FACTOR`] times later, and that bid can still
+/// be withdrawn for free (`displaceable`), it is withdrawn and the candidate takes its place.
+/// So an order with a long bid window, or a buyer that accepts by hand, cannot hold a worker's
+/// devices against the orders behind it; `max_bid_blocks` caps how long any bid may stand.
 pub fn choose(
 	policy: &BiddingConfig,
 	standing: &Standing,
 	candidates: &[Candidate],
 	sees: impl Fn(&DeviceId) -> bool,
 	busy: &Busy,
-) -> (Vec<Bid>, Vec<(u64, Skip)>) {
+	displaceable: &[Displaceable],
+) -> Choice {
+	let mut candidates: Vec<&Candidate> = candidates.iter().collect();
+	candidates.sort_by_key(|candidate| candidate.stands_for);
+	// The latest-closing first: the first to give way.
+	let mut displaceable: Vec<&Displaceable> = displaceable.iter().collect();
+	displaceable.sort_by_key(|held| std::cmp::Reverse(held.stands_for));
+	let mut displaced: Vec<u64> = Vec::new();
 	let mut busy = busy.clone();
 	let mut bids = Vec::new();
 	let mut skipped = Vec::new();
@@ -213,11 +267,28 @@ pub fn choose(
 		let collateral =
 			standing.costs.collateral_per_gpu.saturating_mul(candidate.devices.len() as Balance);
 		let ours = price_of(policy, &candidate.devices);
+		let uses = |held: &Displaceable| {
+			candidate
+				.devices
+				.iter()
+				.all(|(device, _)| !busy.contains(device) || held.devices.contains(device))
+		};
+		// A standing bid that gives way to this candidate, if it needs one.
+		let gives_way = (slots == 0
+			|| candidate.devices.iter().any(|(device, _)| busy.contains(device)))
+		.then(|| {
+			displaceable.iter().position(|held| {
+				held.stands_for >= candidate.stands_for.saturating_mul(DISPLACE_FACTOR)
+					&& !displaced.contains(&held.order)
+					&& uses(held)
+			})
+		})
+		.flatten();
 		let why = if !policy.enabled {
 			Some(Skip::Disabled)
 		} else if !standing.active {
 			Some(Skip::NotActive)
-		} else if slots == 0 {
+		} else if slots == 0 && gives_way.is_none() {
 			Some(Skip::Full)
 		} else if let Some(misfit) = misfit(policy, candidate, scratch, &sees) {
 			Some(misfit)
@@ -226,7 +297,9 @@ pub fn choose(
 				slashing: candidate.buyer.slashing_objections,
 				verdicts: candidate.buyer.verdicts,
 			})
-		} else if candidate.devices.iter().any(|(device, _)| busy.contains(device)) {
+		} else if gives_way.is_none()
+			&& candidate.devices.iter().any(|(device, _)| busy.contains(device))
+		{
 			Some(Skip::DeviceBusy)
 		} else if ours > candidate.max_price_per_block {
 			Some(Skip::BelowOurPrice { ours })
@@ -240,6 +313,16 @@ pub fn choose(
 		match why {
 			Some(why) => skipped.push(skip(why)),
 			None => {
+				if let Some(index) = gives_way {
+					let held = displaceable.remove(index);
+					displaced.push(held.order);
+					for device in &held.devices {
+						busy.remove(device);
+					}
+					// Its slot is this candidate's now (its deposit and collateral come back
+					// only once the retraction lands: not counted here).
+					slots += 1;
+				}
 				slots -= 1;
 				busy.extend(candidate.devices.iter().map(|(device, _)| *device));
 				bond -= collateral;
@@ -254,13 +337,26 @@ pub fn choose(
 			}
 		}
 	}
-	(bids, skipped)
+	Choice { bids, displaced, skipped }
 }
 
 #[cfg(test)]
 mod tests {
 	use super::*;
 	use stint_primitives::{MILLI_STINT, STINT};
+
+	/// [`choose`] with no standing bid that may give way: the bids and the skipped orders.
+	fn pick(
+		policy: &BiddingConfig,
+		standing: &Standing,
+		candidates: &[Candidate],
+		sees: impl Fn(&DeviceId) -> bool,
+		busy: &Busy,
+	) -> (Vec<Bid>, Vec<(u64, Skip)>) {
+		let choice = choose(policy, standing, candidates, sees, busy, &[]);
+		assert!(choice.displaced.is_empty());
+		(choice.bids, choice.skipped)
+	}
 
 	fn policy() -> BiddingConfig {
 		let mut policy = BiddingConfig {
@@ -280,7 +376,11 @@ mod tests {
 			standing_bids: 0,
 			free_bond: 1000 * STINT,
 			free_balance: 1000 * STINT,
-			costs: BidCosts { bid_deposit: STINT, collateral_per_gpu: 10 * STINT },
+			costs: BidCosts {
+				bid_deposit: STINT,
+				collateral_per_gpu: 10 * STINT,
+				accept_period: 600,
+			},
 			scratch_free_bytes: 1 << 30,
 		}
 	}
@@ -296,13 +396,14 @@ mod tests {
 			env: vec![b"EPOCHS".to_vec()],
 			buyer: BuyerStanding::default(),
 			verdict_window: 0,
+			stands_for: 10,
 		}
 	}
 
 	#[test]
 	fn an_order_that_would_lock_the_collateral_too_long_gets_no_bid() {
 		let long = Candidate { verdict_window: 14_401, ..order(1, "NVIDIA H100") };
-		let (bids, skipped) = choose(&policy(), &standing(), &[long], |_| true, &Busy::new());
+		let (bids, skipped) = pick(&policy(), &standing(), &[long], |_| true, &Busy::new());
 		assert!(bids.is_empty());
 		assert_eq!(skipped, vec![(1, Skip::VerdictWindowTooLong)]);
 	}
@@ -320,7 +421,7 @@ mod tests {
 			..order(1, "NVIDIA H100")
 		};
 		let skipped = |candidate: Candidate| {
-			choose(&policy, &standing(), &[candidate], |_| true, &Busy::new()).1
+			pick(&policy, &standing(), &[candidate], |_| true, &Busy::new()).1
 		};
 		// A few are allowed (providers do leave early); beyond them, a fifth of its verdicts.
 		assert!(skipped(with(2, 2)).is_empty());
@@ -333,7 +434,7 @@ mod tests {
 
 	#[test]
 	fn each_gpu_is_priced_by_its_model() {
-		let (bids, skipped) = choose(
+		let (bids, skipped) = pick(
 			&policy(),
 			&standing(),
 			&[order(1, "NVIDIA H200"), order(2, "other")],
@@ -362,7 +463,7 @@ mod tests {
 		let mut policy = policy();
 		policy.open_ended = false;
 		policy.max_leases = 10;
-		let (bids, skipped) = choose(
+		let (bids, skipped) = pick(
 			&policy,
 			&standing(),
 			&[cheap, long, open, big, unseen, preloads],
@@ -383,7 +484,7 @@ mod tests {
 			]
 		);
 		policy.registries = vec!["docker.io".into()];
-		let (_, skipped) = choose(&policy, &standing(), &[order(6, "x")], |_| true, &Busy::new());
+		let (_, skipped) = pick(&policy, &standing(), &[order(6, "x")], |_| true, &Busy::new());
 		assert_eq!(skipped, vec![(6, Skip::Registry("ghcr.io".into()))]);
 	}
 
@@ -396,7 +497,7 @@ mod tests {
 		let mut third = order(3, "x");
 		third.max_output_bytes = 100 << 20;
 		let (bids, skipped) =
-			choose(&policy(), &standing(), &[first, second, third], |_| true, &Busy::new());
+			pick(&policy(), &standing(), &[first, second, third], |_| true, &Busy::new());
 		assert_eq!(bids.iter().map(|b| b.order).collect::<Vec<_>>(), [1, 3]);
 		assert_eq!(skipped, vec![(2, Skip::OutputTooLarge)]);
 	}
@@ -462,7 +563,7 @@ mod tests {
 		same.devices = order(1, "x").devices;
 		let leased: Busy = [[3u8; 32]].into();
 		let orders = [order(1, "x"), same, order(3, "x")];
-		let (bids, skipped) = choose(&policy(), &standing(), &orders, |_| true, &leased);
+		let (bids, skipped) = pick(&policy(), &standing(), &orders, |_| true, &leased);
 		assert_eq!(bids.iter().map(|b| b.order).collect::<Vec<_>>(), vec![1]);
 		assert_eq!(skipped, vec![(2, Skip::DeviceBusy), (3, Skip::DeviceBusy)]);
 	}
@@ -473,22 +574,77 @@ mod tests {
 		let mut busy = standing();
 		busy.live_leases = 1;
 		busy.standing_bids = 1;
-		let (bids, skipped) = choose(&policy(), &busy, &orders, |_| true, &Busy::new());
+		let (bids, skipped) = pick(&policy(), &busy, &orders, |_| true, &Busy::new());
 		assert_eq!(bids.len(), 1);
 		assert!(skipped.iter().all(|(_, why)| *why == Skip::Full));
 		let mut poor = standing();
 		poor.free_bond = 15 * STINT;
-		let (bids, skipped) = choose(&policy(), &poor, &orders, |_| true, &Busy::new());
+		let (bids, skipped) = pick(&policy(), &poor, &orders, |_| true, &Busy::new());
 		assert_eq!(bids.len(), 1);
 		assert_eq!(skipped[0], (2, Skip::BondShort));
 		let mut no_deposit = standing();
 		no_deposit.free_balance = STINT / 2;
 		assert_eq!(
-			choose(&policy(), &no_deposit, &orders, |_| true, &Busy::new()).1[0].1,
+			pick(&policy(), &no_deposit, &orders, |_| true, &Busy::new()).1[0].1,
 			Skip::DepositShort
 		);
 		let mut paused = standing();
 		paused.active = false;
-		assert!(choose(&policy(), &paused, &orders, |_| true, &Busy::new()).0.is_empty());
+		assert!(pick(&policy(), &paused, &orders, |_| true, &Busy::new()).0.is_empty());
+	}
+
+	#[test]
+	fn a_bait_that_would_hold_the_devices_for_a_day_gets_no_bid_and_sooner_orders_go_first() {
+		let bait = Candidate { stands_for: 14_400 + 600, ..order(1, "NVIDIA H100") };
+		let later = Candidate { stands_for: 300, ..order(2, "NVIDIA H100") };
+		let sooner = Candidate { stands_for: 20, ..order(3, "NVIDIA H100") };
+		let policy = BiddingConfig { max_leases: 3, ..policy() };
+		let (bids, skipped) =
+			pick(&policy, &standing(), &[bait, later, sooner], |_| true, &Busy::new());
+		assert_eq!(bids.iter().map(|bid| bid.order).collect::<Vec<_>>(), vec![3, 2]);
+		assert_eq!(skipped, vec![(1, Skip::StandsTooLong { blocks: 15_000 })]);
+		// With one slot, the sooner order takes it.
+		let policy = BiddingConfig { max_leases: 1, ..policy };
+		let candidates = [
+			Candidate { stands_for: 300, ..order(2, "NVIDIA H100") },
+			Candidate { stands_for: 20, ..order(3, "NVIDIA H100") },
+		];
+		let (bids, skipped) = pick(&policy, &standing(), &candidates, |_| true, &Busy::new());
+		assert_eq!(bids.iter().map(|bid| bid.order).collect::<Vec<_>>(), vec![3]);
+		assert_eq!(skipped, vec![(2, Skip::Full)]);
+	}
+
+	#[test]
+	fn a_standing_bid_gives_way_to_an_order_that_closes_much_sooner_while_it_is_free_to() {
+		// One GPU, its bid standing on an order that closes in 1,000 blocks.
+		let device = [9u8; 32];
+		let held = Displaceable { order: 7, devices: vec![device], stands_for: 1_000 };
+		let policy = BiddingConfig { max_leases: 1, ..policy() };
+		let full = Standing { standing_bids: 1, ..standing() };
+		let busy: Busy = [device].into_iter().collect();
+		let on = |stands_for| Candidate {
+			devices: vec![(device, "NVIDIA H100".into())],
+			stands_for,
+			..order(3, "NVIDIA H100")
+		};
+		let choice =
+			choose(&policy, &full, &[on(100)], |_| true, &busy, std::slice::from_ref(&held));
+		assert_eq!(choice.displaced, vec![7]);
+		assert_eq!(choice.bids.len(), 1);
+		assert_eq!(choice.bids[0].devices, vec![device]);
+		// Not for an order that closes about as late: the slot stays the standing bid's.
+		let choice =
+			choose(&policy, &full, &[on(400)], |_| true, &busy, std::slice::from_ref(&held));
+		assert!(choice.displaced.is_empty() && choice.bids.is_empty());
+		assert_eq!(choice.skipped, vec![(3, Skip::Full)]);
+		// Nor once withdrawing it would forfeit (the runner offers only bids free to go).
+		let choice = choose(&policy, &full, &[on(100)], |_| true, &busy, &[]);
+		assert!(choice.displaced.is_empty() && choice.bids.is_empty());
+		// A standing bid on other GPUs frees a slot, but its devices stay promised.
+		let other = Displaceable { devices: vec![[8u8; 32]], ..held };
+		let roomy = BiddingConfig { max_leases: 2, ..policy };
+		let choice = choose(&roomy, &full, &[on(100)], |_| true, &busy, &[other]);
+		assert!(choice.displaced.is_empty());
+		assert_eq!(choice.skipped, vec![(3, Skip::DeviceBusy)]);
 	}
 }

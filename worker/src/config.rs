@@ -23,7 +23,8 @@
 //! floor = "0.001"                        # STINT per GPU per block, never below
 //! price = "0.01"                         # STINT per GPU per block, unless the model has its own
 //! prices = { "NVIDIA H200" = "0.02" }
-//! max_leases = 4                         # live leases plus standing bids
+//! max_leases = 4                         # live leases plus standing bids (a bid gives way)
+//! max_bid_blocks = 1200                  # no bid that could stand longer (window + accept)
 //! max_duration = 100000                  # blocks; longer fixed orders are not bid on
 //! open_ended = true                      # bid on orders without a fixed duration
 //! registries = []                        # allowed image registries (empty: any)
@@ -187,6 +188,11 @@ pub struct BiddingConfig {
 	/// long after each result.
 	#[serde(default = "default_max_verdict_window")]
 	pub max_verdict_window: u32,
+	/// The longest a bid may stand (blocks) before it wins or is released: the rest of the
+	/// order's bid window, plus the buyer's time to accept if it accepts by hand. An order that
+	/// would hold the devices longer gets no bid.
+	#[serde(default = "default_max_bid_blocks")]
+	pub max_bid_blocks: u32,
 }
 
 impl Default for BiddingConfig {
@@ -205,6 +211,7 @@ impl Default for BiddingConfig {
 			buyer_objection_percent: default_buyer_objection_percent(),
 			buyer_objection_grace: default_buyer_objection_grace(),
 			max_verdict_window: default_max_verdict_window(),
+			max_bid_blocks: default_max_bid_blocks(),
 		}
 	}
 }
@@ -217,6 +224,10 @@ fn default_floor() -> Balance {
 }
 fn default_price() -> Balance {
 	10 * stint_primitives::MILLI_STINT
+}
+fn default_max_bid_blocks() -> u32 {
+	// Two hours: an hour of bid window and the hour a buyer has to accept by hand.
+	1_200
 }
 fn default_max_verdict_window() -> u32 {
 	// A day.

@@ -63,8 +63,12 @@ fn candidate(
 	devices: impl Iterator<Item = [u8; 32]>,
 	models: &HashMap<[u8; 32], String>,
 	buyer: stint_client::BuyerStanding,
+	block: u32,
+	accept_period: u32,
 ) -> bidding::Candidate {
+	let manual = if record.terms.auto_accept { 0 } else { accept_period };
 	bidding::Candidate {
+		stands_for: record.bids_close_at.saturating_sub(block).saturating_add(manual),
 		buyer,
 		verdict_window: record.terms.verdict_window,
 		order,
@@ -1965,6 +1969,8 @@ impl<E: Executor> Worker<E> {
 			self.check_gpu_passthrough().await;
 		}
 		let incompatible = self.known_incompatible();
+		let costs = client.bid_costs().await.map_err(rpc)?;
+		let mut displaceable = Vec::new();
 		let mut retracted = HashSet::new();
 		for (order, bid) in &standing_bids {
 			// One order that cannot be read never stops the others; its bid stays.
@@ -1976,7 +1982,19 @@ impl<E: Executor> Worker<E> {
 				bid.devices.0.iter().copied(),
 				&models,
 				Default::default(),
+				block,
+				costs.accept_period,
 			);
+			// It may give way to an order that closes much sooner while withdrawing it is
+			// free: before the last quarter of its window.
+			let quarter = (record.terms.bid_window / 4).max(1);
+			if block < record.bids_close_at.saturating_sub(quarter) {
+				displaceable.push(bidding::Displaceable {
+					order: *order,
+					devices: bid.devices.0.clone(),
+					stands_for: candidate.stands_for,
+				});
+			}
 			let why = match executor_ready {
 				_ if incompatible => Some(bidding::Skip::RuntimeIncompatible),
 				false if self.executor_long_down() => Some(bidding::Skip::ExecutorDown),
@@ -2034,7 +2052,7 @@ impl<E: Executor> Worker<E> {
 			standing_bids: (standing_bids.len() + pending) as u32,
 			free_bond: bond.map_or(0, |b| b.active.saturating_sub(b.locked)),
 			free_balance: client.free_balance(&provider).await.map_err(rpc)?,
-			costs: client.bid_costs().await.map_err(rpc)?,
+			costs,
 			// Beside the live leases, the bids that stand and those on their way.
 			scratch_free_bytes: scratch_free_bytes
 				.saturating_sub(bids_reserved)
@@ -2081,7 +2099,15 @@ impl<E: Executor> Worker<E> {
 					standing
 				}
 			};
-			described.push(candidate(order, &record, offered.iter().copied(), &models, buyer));
+			described.push(candidate(
+				order,
+				&record,
+				offered.iter().copied(),
+				&models,
+				buyer,
+				block,
+				costs.accept_period,
+			));
 		}
 		let mut busy: bidding::Busy =
 			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
@@ -2103,8 +2129,37 @@ impl<E: Executor> Worker<E> {
 				candidate
 			})
 			.collect();
-		let (bids, _skipped) =
-			bidding::choose(&self.config.bidding, &standing, &described, |d| self.offers(d), &busy);
+		let displaceable: Vec<_> =
+			displaceable.into_iter().filter(|held| !retracted.contains(&held.order)).collect();
+		let choice = bidding::choose(
+			&self.config.bidding,
+			&standing,
+			&described,
+			|d| self.offers(d),
+			&busy,
+			&displaceable,
+		);
+		// A bid that gives way is withdrawn before the bid that takes its place is sent (the
+		// chain would take both, but the devices are promised to one order at a time).
+		for order in &choice.displaced {
+			let call = runtime::tx().market().retract_bid(*order);
+			match self.chain.submit(&call, &self.key, "retract").await {
+				Ok(_) => {
+					self.metrics.bids.with_label_values(&["retracted"]).inc();
+					log::info(
+						"bidding",
+						None,
+						format!("order {order}: bid retracted for an order that closes sooner"),
+					);
+				}
+				Err(e) => {
+					log::warn("bidding", None, format!("order {order}: giving way: {e}"));
+					// Its devices stay promised: no bid takes their place this round.
+					return Ok(());
+				}
+			}
+		}
+		let bids = choice.bids;
 		// Each bid is sent on its own: a round does not wait a block for one bid to land before
 		// the next order is seen (bid windows can be two blocks). Until it lands, its order is
 		// skipped and its devices count as promised.

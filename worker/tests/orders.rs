@@ -428,3 +428,34 @@ async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -
 	drop(disk);
 	Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bait_order_that_would_hold_a_bid_for_a_day_does_not_stop_the_worker_bidding_elsewhere(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let worker = Worker::start(&config, None)?;
+	worker.wait_log("compatible", WAIT).await?;
+	// Four baits: a day to bid, then an hour for their buyer to accept by hand, priced well
+	// above the worker's ask. Before, each took a slot of the worker's four for a day.
+	let bait = Order {
+		bid_window: 14_400,
+		auto_accept: false,
+		max_price: "0.5",
+		deposit: "100",
+		..Order::default()
+	};
+	let baits: Vec<u64> =
+		(0..4).map(|_| post_order(dir.path(), &url, &bait)).collect::<Result<_>>()?;
+	let command = ["/job", "write", "back.txt", "up"];
+	let normal = post_order(dir.path(), &url, &Order { command: &command, ..Order::default() })?;
+	let (_, record) = lease_result(&client, normal, WAIT, &worker).await?;
+	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
+	for bait in baits {
+		assert!(client.bids(bait).await?.is_empty(), "order {bait}: {}", worker.log());
+	}
+	stop(worker)?;
+	Ok(())
+}

@@ -28,6 +28,10 @@ pub enum BidCmd {
 	},
 	/// Withdraws the signer's (or its provider's) bid.
 	Retract { order: u64 },
+	/// Drops another provider's bid that can no longer win (its devices went to another lease,
+	/// it paused or left, its machine changed): its deposit goes to the order's buyer. Makes
+	/// room on a full order, whatever the dead bid's price.
+	Drop { order: u64, provider: String },
 }
 
 pub async fn run(ctx: &Ctx, cmd: &BidCmd) -> Outcome {
@@ -61,6 +65,10 @@ pub async fn run(ctx: &Ctx, cmd: &BidCmd) -> Outcome {
 		}
 		BidCmd::Retract { order } => {
 			ctx.send(&tx.market().retract_bid(*order)).await?;
+		}
+		BidCmd::Drop { order, provider } => {
+			let provider = stint_client::parse_account(provider)?;
+			ctx.send(&tx.market().drop_dead_bid(*order, provider)).await?;
 		}
 	}
 	Ok(())

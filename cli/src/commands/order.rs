@@ -27,8 +27,14 @@ pub enum OrderCmd {
 	},
 	/// An order and its bids.
 	Show { order: u64 },
-	/// Cancels an open order: everything is refunded.
+	/// Cancels an open order: every bid is released and each bidder whose bid could still win is
+	/// paid the chain's bid compensation (0.05 STINT on Stint's runtime) from the escrow; the rest
+	/// is refunded.
 	Cancel { order: u64 },
+	/// Turns down a provider's bid on your open order: a bid that could still win is released,
+	/// its provider paid the bid compensation and barred from bidding on this order again; one
+	/// that cannot is dropped and its deposit is yours.
+	Reject { order: u64, provider: String },
 	/// Prunes a leased order a week after its lease ended, with its lease and stream: the
 	/// storage deposit goes back to the buyer (a tenth to you, if you are not the buyer).
 	Reap { order: u64 },
@@ -82,6 +88,10 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 		}
 		OrderCmd::Cancel { order } => {
 			ctx.send(&tx.market().cancel_order(*order)).await?;
+		}
+		OrderCmd::Reject { order, provider } => {
+			let provider = parse_account(provider)?;
+			ctx.send(&tx.market().reject_bid(*order, provider)).await?;
 		}
 		OrderCmd::Reap { order } => {
 			ctx.send(&tx.market().reap_order(*order)).await?;

@@ -62,7 +62,9 @@ pub enum ProviderCmd {
 		proof: Option<String>,
 	},
 	/// Prints the signer's consent, as a worker key, to act for PROVIDER (run it where the
-	/// worker key is; the provider passes it as --proof or `worker_key_proof`).
+	/// worker key is; the provider passes it as --proof or `worker_key_proof`). It names this
+	/// chain and the key's next binding, read from the node: it binds the key once, on this
+	/// chain only.
 	KeyProof {
 		provider: String,
 	},
@@ -88,7 +90,11 @@ pub struct ProbeArgs {
 	scratch: PathBuf,
 }
 
-fn provider_file(ctx: &Ctx, file: &Path, probe: &ProbeArgs) -> Result<machine::Provider, Fail> {
+async fn provider_file(
+	ctx: &Ctx,
+	file: &Path,
+	probe: &ProbeArgs,
+) -> Result<machine::Provider, Fail> {
 	let account = ctx.account(&None)?;
 	let text = read_file(file)?;
 	let in_file = |e| Fail::Input(format!("{}: {e}", file.display()));
@@ -97,7 +103,13 @@ fn provider_file(ctx: &Ctx, file: &Path, probe: &ProbeArgs) -> Result<machine::P
 		true => machine::HardwareSource::Probe(&probe.scratch),
 		false => machine::HardwareSource::File,
 	};
-	machine::provider(parsed, source, &account).map_err(|refusal| match refusal {
+	// The key's consent names this chain and the key's next binding; a key that does not parse
+	// is named by the file's checks below.
+	let scope = match parse_worker_key(&parsed.worker_key) {
+		Ok(key) => ctx.client.consent_scope(key).await?,
+		Err(_) => Default::default(),
+	};
+	machine::provider(parsed, source, &account, scope).map_err(|refusal| match refusal {
 		machine::Refusal::File(e) => in_file(e),
 		machine::Refusal::Probe(e) => Fail::Probe(e),
 	})
@@ -116,7 +128,7 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 			show::provider(&who, &record, ctx.json());
 		}
 		ProviderCmd::Register { file, probe } => {
-			let provider = provider_file(ctx, file, probe)?;
+			let provider = provider_file(ctx, file, probe).await?;
 			let call = tx.providers().register(
 				provider.info,
 				provider.worker_key,
@@ -126,7 +138,7 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 			ctx.send(&call).await?;
 		}
 		ProviderCmd::Update { file, probe } => {
-			let provider = provider_file(ctx, file, probe)?;
+			let provider = provider_file(ctx, file, probe).await?;
 			// Both or neither: a batch that fails as a whole.
 			let calls = vec![
 				RuntimeCall::Providers(ProvidersCall::update_info { info: provider.info }),
@@ -138,7 +150,8 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 		}
 		ProviderCmd::RotateKey { worker_key, from, proof } => {
 			let who = ctx.account(&None)?;
-			let (to, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who)?;
+			let scope = ctx.client.consent_scope(parse_worker_key(worker_key)?).await?;
+			let (to, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who, scope)?;
 			let from = match from {
 				Some(from) => parse_worker_key(from)?,
 				None => {
@@ -163,14 +176,17 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 		}
 		ProviderCmd::BindWorker { worker_key, devices, proof } => {
 			let who = ctx.account(&None)?;
-			let (key, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who)?;
+			let scope = ctx.client.consent_scope(parse_worker_key(worker_key)?).await?;
+			let (key, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who, scope)?;
 			let devices = devices.iter().map(|d| device(d)).collect::<Result<Vec<_>, _>>()?;
 			ctx.send(&tx.providers().bind_worker(key, devices, proof)).await?;
 		}
 		ProviderCmd::KeyProof { provider } => {
 			let provider = parse_account(provider)?;
 			let worker = ctx.signer()?;
-			let proof = format!("0x{}", hex::encode(worker_proof(&worker, &provider)));
+			// Valid on this chain, for the key's next binding only.
+			let scope = ctx.client.consent_scope(worker.public_key().0).await?;
+			let proof = format!("0x{}", hex::encode(worker_proof(&worker, &provider, scope)));
 			if ctx.json() {
 				show::json(&serde_json::json!({
 					"worker_key": format!("0x{}", hex::encode(worker.public_key().0)),

@@ -1,6 +1,8 @@
 //! Reads for the runtime API: open orders, paged, and the orders a provider can serve.
 
-use crate::{BidOf, Bids, Config, OpenOrders, OrderId, OrderOf, Orders, Pallet, ProviderBids};
+use crate::{
+	BidOf, Bids, Config, OpenOrders, OrderId, OrderOf, Orders, Pallet, ProviderBids, Rejections,
+};
 use alloc::vec::Vec;
 use frame::prelude::*;
 use stint_primitives::DeviceId;
@@ -10,12 +12,18 @@ use stint_traits::ProviderRegistry;
 /// cannot serve, say): its work is bounded whatever the number of open orders.
 pub const SERVABLE_SCAN_BUDGET: u32 = 256;
 
+/// The most orders one call of `open_orders` or `servable_orders` returns, whatever `limit` it
+/// is asked: the runtime API is public (any node answers `state_call`), so a page must be
+/// bounded by the runtime, not by the caller.
+pub const MAX_PAGE: u32 = 256;
+
 impl<T: Config> Pallet<T> {
-	/// Open orders after `start_after` (in the open-order index's order), at most `limit`.
+	/// Open orders after `start_after` (in the open-order index's order), at most `limit` (and
+	/// never more than [`MAX_PAGE`]).
 	pub fn open_orders(start_after: Option<OrderId>, limit: u32) -> Vec<(OrderId, OrderOf<T>)> {
 		Self::open_after(start_after)
 			.filter_map(|id| Orders::<T>::get(id).map(|order| (id, order)))
-			.take(limit as usize)
+			.take(limit.min(MAX_PAGE) as usize)
 			.collect()
 	}
 
@@ -30,7 +38,8 @@ impl<T: Config> Pallet<T> {
 	/// Open orders still taking bids that `who` can bid on now, each with the first of its
 	/// uncommitted devices that meet the requirements, checked exactly as `place_bid` would.
 	/// `who` is a provider, or one of its worker keys, which is offered only its own devices.
-	/// Orders the provider already bid on, and orders with `MaxBidsPerOrder` bids, are left out.
+	/// Orders the provider already bid on or was rejected from, orders of its own (or of a
+	/// party tied to it), and orders with `MaxBidsPerOrder` bids, are left out.
 	///
 	/// Looks at no more than `limit` + [`SERVABLE_SCAN_BUDGET`] open orders after `start_after`,
 	/// however many exist, and says where it stopped: the second value is the id to page on
@@ -41,6 +50,7 @@ impl<T: Config> Pallet<T> {
 		start_after: Option<OrderId>,
 		limit: u32,
 	) -> (Vec<(OrderId, Vec<DeviceId>)>, Option<OrderId>) {
+		let limit = limit.min(MAX_PAGE);
 		let Ok((provider, worker)) = T::Registry::acting_for(who) else {
 			return (Vec::new(), None);
 		};
@@ -66,9 +76,10 @@ impl<T: Config> Pallet<T> {
 			last = Some(id);
 			let Some(order) = Orders::<T>::get(id) else { continue };
 			if now >= order.bids_close_at
-				|| order.buyer == provider
+				|| T::Registry::tied(&order.buyer, &provider)
 				|| order.bid_count >= T::MaxBidsPerOrder::get()
 				|| ProviderBids::<T>::contains_key(&provider, id)
+				|| Rejections::<T>::get(id).contains(&provider)
 			{
 				continue;
 			}

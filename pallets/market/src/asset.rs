@@ -87,6 +87,35 @@ pub fn forfeit_bid_deposit<T: Config>(
 	pay_held::<T>(HoldReason::BidDeposit, provider, to, amount)
 }
 
+/// Burns a bid's deposit: the forfeit of a bid a worker key placed, which must not reach a
+/// buyer the key's holder may be.
+pub fn burn_bid_deposit<T: Config>(
+	provider: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	T::Currency::burn_held(
+		&HoldReason::BidDeposit.into(),
+		provider,
+		amount,
+		Precision::Exact,
+		Fortitude::Force,
+	)
+	.map(|_| ())
+}
+
+/// Pays `amount` of an order's escrow to a bidder whose standing bid the buyer let go
+/// unaccepted (cancelled, rejected, or left to expire): its time, paid for.
+pub fn compensate_bidder<T: Config>(
+	buyer: &T::AccountId,
+	bidder: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	pay_held::<T>(HoldReason::OrderEscrow, buyer, bidder, amount)
+}
+
 /// Holds an order's storage deposit on its buyer.
 pub fn hold_storage_deposit<T: Config>(
 	buyer: &T::AccountId,

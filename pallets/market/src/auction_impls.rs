@@ -4,7 +4,7 @@
 use crate::{
 	asset, BalanceOf, BidOf, Bids, Config, DeadlineOverflow, DeadlineOverflowEnds, Deadlines,
 	Error, Event, NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet,
-	ProviderBids, StandingBidCount, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+	ProviderBids, Rejections, StandingBidCount, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -113,23 +113,20 @@ impl<T: Config> Pallet<T> {
 			return Ok(0);
 		}
 		let accept_until = order.bids_close_at.saturating_add(T::AcceptPeriod::get());
+		// Bids their providers can no longer honour go first, cheaply and at their providers'
+		// cost: they must not use up the attempts and leave the honest bids untried, nor keep a
+		// manual order's slots from bidders its buyer could accept, nor be paid for their time
+		// when it expires.
+		let dropped = Self::drop_dead_bids(id, &mut order)?;
 		if order.bid_count == 0 || now >= accept_until {
-			let refunded = Self::unwind(id, order)?;
-			Self::deposit_event(Event::OrderExpired { order: id, refunded });
+			let (refunded, compensated) = Self::unwind(id, order)?;
+			Self::deposit_event(Event::OrderExpired { order: id, refunded, compensated });
 			return Ok(0);
 		}
 		if !order.terms.auto_accept {
 			// The buyer chooses: it has until `accept_until`.
 			Self::schedule(id, &mut order, accept_until);
 			Orders::<T>::insert(id, order);
-			return Ok(0);
-		}
-		// Bids their providers can no longer honour go first, cheaply and at their providers'
-		// cost: they must not use up the attempts and leave the honest bids untried.
-		let dropped = Self::drop_dead_bids(id, &mut order)?;
-		if order.bid_count == 0 {
-			let refunded = Self::unwind(id, order)?;
-			Self::deposit_event(Event::OrderExpired { order: id, refunded });
 			return Ok(0);
 		}
 		if dropped > 0 {
@@ -169,28 +166,24 @@ impl<T: Config> Pallet<T> {
 				}
 			}
 		}
-		let refunded = Self::unwind(id, order)?;
-		Self::deposit_event(Event::OrderExpired { order: id, refunded });
+		let (refunded, compensated) = Self::unwind(id, order)?;
+		Self::deposit_event(Event::OrderExpired { order: id, refunded, compensated });
 		Ok(extra)
 	}
 
 	/// Drops every bid on `id` that its provider can no longer honour as it stands (the
 	/// provider paused or left, its devices are committed elsewhere or no longer its own or no
-	/// longer fit, its worker binding changed): the collateral is released, the deposit goes to
-	/// the buyer. Returns how many. Does not store `order`.
-	fn drop_dead_bids(id: OrderId, order: &mut OrderOf<T>) -> Result<u32, DispatchError> {
+	/// longer fit, its worker binding changed): the collateral is released, the deposit is
+	/// forfeited. Returns how many. Does not store `order`.
+	pub(crate) fn drop_dead_bids(
+		id: OrderId,
+		order: &mut OrderOf<T>,
+	) -> Result<u32, DispatchError> {
 		let dead: Vec<(T::AccountId, BidOf<T>)> = Bids::<T>::iter_prefix(id)
-			.filter(|(provider, bid)| {
-				T::Registry::check_offer(provider, &bid.devices, &order.terms.requirements).is_err()
-			})
+			.filter(|(provider, bid)| Self::is_dead(provider, bid, order))
 			.collect();
 		for (provider, bid) in &dead {
-			let forfeited = Self::remove_bid(id, order, provider, bid, true)?;
-			Self::deposit_event(Event::BidDropped {
-				order: id,
-				provider: provider.clone(),
-				forfeited,
-			});
+			Self::drop_bid(id, order, provider, bid)?;
 		}
 		Ok(dead.len() as u32)
 	}
@@ -265,6 +258,7 @@ impl<T: Config> Pallet<T> {
 		let mut refunded = order.deposit.saturating_sub(spent);
 		Self::unschedule(id, &mut order);
 		OpenOrders::<T>::remove(id);
+		Rejections::<T>::remove(id);
 		order.status = OrderStatus::Leased { lease: first };
 		order.deposit = Zero::zero();
 		order.bid_count = 0;
@@ -284,21 +278,27 @@ impl<T: Config> Pallet<T> {
 		Ok(first)
 	}
 
-	/// Releases every bid and the escrow of an open order, and removes it. Returns the escrow.
+	/// Releases every bid and the escrow of an open order, and removes it: the order was
+	/// cancelled or expired unleased. Each bid still standing was left unaccepted by the buyer
+	/// (the caller drops dead ones first), so its provider is paid `BidCompensation` from the
+	/// escrow. Returns the escrow refunded and what the bidders were paid.
 	pub(crate) fn unwind(
 		id: OrderId,
 		mut order: OrderOf<T>,
-	) -> Result<BalanceOf<T>, DispatchError> {
+	) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
+		let escrow = order.deposit;
 		for (provider, bid) in Bids::<T>::drain_prefix(id) {
 			Self::unindex_bid(&provider, id);
 			Self::release_bid(&provider, &bid, true)?;
+			Self::compensate(&mut order, &provider)?;
 		}
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
 		asset::release_storage_deposit::<T>(&order.buyer, order.storage_deposit)?;
 		Self::unschedule(id, &mut order);
 		OpenOrders::<T>::remove(id);
+		Rejections::<T>::remove(id);
 		Orders::<T>::remove(id);
-		Ok(order.deposit)
+		Ok((order.deposit, escrow.saturating_sub(order.deposit)))
 	}
 
 	/// Returns a bid's deposit, and its collateral if `unlock`.
@@ -407,6 +407,9 @@ impl<T: Config> Pallet<T> {
 		}
 		ensure!(standing.is_empty(), "a provider's standing bids are not counted");
 		ensure!(OpenOrders::<T>::iter_keys().count() == open, "the open-order index is wrong");
+		for (id, _) in Rejections::<T>::iter() {
+			ensure!(OpenOrders::<T>::contains_key(id), "an order that is not open has rejections");
+		}
 		for (id, slot) in buckets::all::<DeadlineQueue<T>>(now)? {
 			let order = Orders::<T>::get(id).ok_or("the deadline queue names an unknown order")?;
 			ensure!(
@@ -420,7 +423,11 @@ impl<T: Config> Pallet<T> {
 
 impl<T: Config> StandingBids<T::AccountId> for Pallet<T> {
 	fn retract_all(provider: &T::AccountId) -> u32 {
-		Self::do_retract_all(provider)
+		Self::do_retract_all(provider, None)
+	}
+
+	fn retract_on(provider: &T::AccountId, devices: &[stint_primitives::DeviceId]) -> u32 {
+		Self::do_retract_all(provider, Some(devices))
 	}
 
 	fn retract_weight(bids: u32) -> Weight {

@@ -219,6 +219,39 @@ mod benches {
 		assert!(!Orders::<T>::contains_key(id));
 	}
 
+	/// The buyer rejects a bid it could accept, on a full order whose buyer rejected all but
+	/// one bid's worth before: the provider is paid from the escrow and barred.
+	#[benchmark]
+	fn reject_bid() {
+		let (buyer, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), false);
+		let (provider, _) = Bids::<T>::iter_prefix(id).next().unwrap();
+		let earlier: Vec<T::AccountId> =
+			(1..T::MaxBidsPerOrder::get()).map(|i| account("rejected", i, 0)).collect();
+		Rejections::<T>::insert(id, BoundedVec::truncate_from(earlier));
+		#[extrinsic_call]
+		_(RawOrigin::Signed(buyer), id, provider.clone());
+		assert!(!Bids::<T>::contains_key(id, &provider));
+		assert!(Rejections::<T>::get(id).contains(&provider));
+	}
+
+	/// A bid whose devices went to another lease since, on a full order, dropped by a
+	/// stranger: its deposit goes to the buyer.
+	#[benchmark]
+	fn drop_dead_bid() {
+		let (_, id) = order_with_bids::<T>(0, T::MaxBidsPerOrder::get(), true);
+		let (provider, bid) = Bids::<T>::iter_prefix(id).next().unwrap();
+		// The same devices win another order.
+		let (other_buyer, other) =
+			order_of::<T>(1, largest_spec(), bid.devices.len() as u32, 0, false);
+		let price = bid.price_per_block;
+		Pallet::<T>::do_place_bid(provider.clone(), other, price, bid.devices.to_vec()).unwrap();
+		Pallet::<T>::do_accept_bid(&other_buyer, other, &provider, price, &bid.devices).unwrap();
+		let caller: T::AccountId = whitelisted_caller();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(caller), id, provider.clone());
+		assert!(!Bids::<T>::contains_key(id, &provider));
+	}
+
 	/// `n` orders close in the same block, each with `MaxBidsPerOrder` bids to rank and release.
 	#[benchmark]
 	fn on_initialize(n: Linear<0, { T::MaxDeadlinesPerBlock::get() }>) {

@@ -2,7 +2,7 @@
 
 use crate::{
 	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, OpenOrders, Order,
-	OrderId, OrderStatus, Orders, Pallet, ProviderBids, StandingBidCount, TermsOf,
+	OrderId, OrderStatus, Orders, Pallet, ProviderBids, Rejections, StandingBidCount, TermsOf,
 };
 use frame::prelude::*;
 use stint_primitives::{is_job_env_name, is_pinned_image, DeviceId};
@@ -57,6 +57,14 @@ impl<T: Config> Pallet<T> {
 	fn check_order(spec: &JobSpec, terms: &TermsOf<T>, deposit: BalanceOf<T>) -> DispatchResult {
 		ensure!(is_pinned_image(&spec.image), Error::<T>::ImageNotPinned);
 		ensure!(spec.env.iter().all(|var| is_job_env_name(&var.key)), Error::<T>::ReservedEnvName);
+		// What a process cannot be given (a NUL ends a C string; arguments and environment are
+		// text): refused here, not at the container's start as if the provider had failed.
+		let passable = |bytes: &[u8]| !bytes.contains(&0) && core::str::from_utf8(bytes).is_ok();
+		ensure!(
+			spec.command.iter().all(|arg| passable(arg))
+				&& spec.env.iter().all(|var| passable(&var.value)),
+			Error::<T>::UnpassableText
+		);
 		let gpus = terms.requirements.gpu_count;
 		ensure!(gpus > 0, Error::<T>::NoGpus);
 		ensure!(gpus <= T::MaxGpusPerOrder::get(), Error::<T>::TooManyGpus);
@@ -158,7 +166,10 @@ impl<T: Config> Pallet<T> {
 		let mut order = Self::open_order(id)?;
 		let now = frame_system::Pallet::<T>::block_number();
 		ensure!(now < order.bids_close_at, Error::<T>::BiddingClosed);
-		ensure!(provider != order.buyer, Error::<T>::BuyerCannotBid);
+		// Nor a worker key's account on its provider's order, nor a provider on its worker key's:
+		// one party on both sides of a lease earns reputation for nothing.
+		ensure!(!T::Registry::tied(&provider, &order.buyer), Error::<T>::BuyerCannotBid);
+		ensure!(!Rejections::<T>::get(id).contains(&provider), Error::<T>::BidRejected);
 		ensure!(!price_per_block.is_zero(), Error::<T>::ZeroPrice);
 		ensure!(price_per_block <= order.terms.max_price_per_block, Error::<T>::PriceAboveCeiling);
 		let devices: BoundedVec<DeviceId, T::MaxGpusPerOrder> =
@@ -201,6 +212,7 @@ impl<T: Config> Pallet<T> {
 				deposit,
 				placed_at: now,
 				sequence: order.bids_placed,
+				by_worker: worker.is_some(),
 			},
 		);
 		order.bid_count.saturating_inc();
@@ -234,19 +246,21 @@ impl<T: Config> Pallet<T> {
 			);
 		}
 		let late = Self::late(&order);
-		let forfeited = Self::remove_bid(id, &mut order, provider, &bid, late)?;
+		let (forfeited, burnt) = Self::remove_bid(id, &mut order, provider, &bid, late)?;
 		Orders::<T>::insert(id, order);
 		Self::deposit_event(Event::BidRetracted {
 			order: id,
 			provider: provider.clone(),
 			forfeited,
+			burnt,
 		});
 		Ok(())
 	}
 
 	/// Whether `order`'s bid window is in its last quarter (at least its last block): a bid
-	/// withdrawn now costs its provider its deposit, paid to the buyer. Else a bidder could fill
-	/// the order's slots, keep others out, and leave just before the close, for free.
+	/// withdrawn now costs its provider its deposit, paid to the buyer (burnt if a worker key
+	/// placed it). Else a bidder could fill the order's slots, keep others out, and leave just
+	/// before the close, for free.
 	pub(crate) fn late(order: &crate::OrderOf<T>) -> bool {
 		let quarter = (order.terms.bid_window / 4u32.into()).max(One::one());
 		frame_system::Pallet::<T>::block_number() >= order.bids_close_at.saturating_sub(quarter)
@@ -260,36 +274,120 @@ impl<T: Config> Pallet<T> {
 	}
 
 	/// Takes `provider`'s `bid` off `order` (not stored): its collateral is unlocked, its deposit
-	/// returned, or paid to the buyer if `forfeit`. Returns what was forfeited. The one way a
-	/// standing bid goes without being accepted.
+	/// returned, or forfeited if `forfeit`: paid to the buyer, or burnt if a worker key placed
+	/// the bid (whoever holds a provider's worker key must not be able to post orders, bid on
+	/// them with the provider's deposits and collect them). Returns what was forfeited and
+	/// whether it was burnt. The one way a standing bid goes without being accepted.
 	pub(crate) fn remove_bid(
 		id: OrderId,
 		order: &mut crate::OrderOf<T>,
 		provider: &T::AccountId,
 		bid: &crate::BidOf<T>,
 		forfeit: bool,
-	) -> Result<BalanceOf<T>, DispatchError> {
+	) -> Result<(BalanceOf<T>, bool), DispatchError> {
 		Bids::<T>::remove(id, provider);
 		Self::unindex_bid(provider, id);
 		T::Collateral::unlock_collateral(provider, bid.collateral);
 		order.bid_count.saturating_dec();
-		if forfeit {
-			asset::forfeit_bid_deposit::<T>(provider, &order.buyer, bid.deposit)?;
-			Ok(bid.deposit)
-		} else {
-			asset::release_bid_deposit::<T>(provider, bid.deposit)?;
-			Ok(Zero::zero())
+		match (forfeit, bid.by_worker) {
+			(false, _) => {
+				asset::release_bid_deposit::<T>(provider, bid.deposit)?;
+				Ok((Zero::zero(), false))
+			}
+			(true, false) => {
+				asset::forfeit_bid_deposit::<T>(provider, &order.buyer, bid.deposit)?;
+				Ok((bid.deposit, false))
+			}
+			(true, true) => {
+				asset::burn_bid_deposit::<T>(provider, bid.deposit)?;
+				Ok((bid.deposit, true))
+			}
 		}
 	}
 
-	/// Returns how many bids the order had, which its weight depends on.
+	/// Returns how many bids the order had, which its weight depends on. Bids that can no
+	/// longer be honoured are dropped first (their deposits forfeited), so only live ones are
+	/// compensated.
 	pub(crate) fn do_cancel_order(who: &T::AccountId, id: OrderId) -> Result<u32, DispatchError> {
-		let order = Self::open_order(id)?;
+		let mut order = Self::open_order(id)?;
 		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
 		let bids = order.bid_count;
-		let refunded = Self::unwind(id, order)?;
-		Self::deposit_event(Event::OrderCancelled { order: id, refunded });
+		Self::drop_dead_bids(id, &mut order)?;
+		let (refunded, compensated) = Self::unwind(id, order)?;
+		Self::deposit_event(Event::OrderCancelled { order: id, refunded, compensated });
 		Ok(bids)
+	}
+
+	pub(crate) fn do_reject_bid(
+		who: &T::AccountId,
+		id: OrderId,
+		provider: &T::AccountId,
+	) -> DispatchResult {
+		let mut order = Self::open_order(id)?;
+		ensure!(&order.buyer == who, Error::<T>::NotBuyer);
+		let bid = Bids::<T>::get(id, provider).ok_or(Error::<T>::UnknownBid)?;
+		if Self::is_dead(provider, &bid, &order) {
+			Self::drop_bid(id, &mut order, provider, &bid)?;
+		} else {
+			Rejections::<T>::try_mutate(id, |rejected| rejected.try_push(provider.clone()))
+				.map_err(|_| Error::<T>::TooManyRejections)?;
+			Self::remove_bid(id, &mut order, provider, &bid, false)?;
+			let compensation = Self::compensate(&mut order, provider)?;
+			Self::deposit_event(Event::BidRejected {
+				order: id,
+				provider: provider.clone(),
+				compensation,
+			});
+		}
+		Orders::<T>::insert(id, order);
+		Ok(())
+	}
+
+	pub(crate) fn do_drop_dead_bid(id: OrderId, provider: &T::AccountId) -> DispatchResult {
+		let mut order = Self::open_order(id)?;
+		let bid = Bids::<T>::get(id, provider).ok_or(Error::<T>::UnknownBid)?;
+		ensure!(Self::is_dead(provider, &bid, &order), Error::<T>::BidStillHonourable);
+		Self::drop_bid(id, &mut order, provider, &bid)?;
+		Orders::<T>::insert(id, order);
+		Ok(())
+	}
+
+	/// Whether `provider` can no longer honour `bid` on `order` as it stands.
+	pub(crate) fn is_dead(
+		provider: &T::AccountId,
+		bid: &crate::BidOf<T>,
+		order: &crate::OrderOf<T>,
+	) -> bool {
+		T::Registry::check_offer(provider, &bid.devices, &order.terms.requirements).is_err()
+	}
+
+	/// Drops a bid its provider can no longer honour (not stored): its deposit is forfeited.
+	pub(crate) fn drop_bid(
+		id: OrderId,
+		order: &mut crate::OrderOf<T>,
+		provider: &T::AccountId,
+		bid: &crate::BidOf<T>,
+	) -> DispatchResult {
+		let (forfeited, burnt) = Self::remove_bid(id, order, provider, bid, true)?;
+		Self::deposit_event(Event::BidDropped {
+			order: id,
+			provider: provider.clone(),
+			forfeited,
+			burnt,
+		});
+		Ok(())
+	}
+
+	/// Pays `provider` `BidCompensation` from `order`'s escrow (no more than is left of it; not
+	/// stored). Returns what was paid.
+	pub(crate) fn compensate(
+		order: &mut crate::OrderOf<T>,
+		provider: &T::AccountId,
+	) -> Result<BalanceOf<T>, DispatchError> {
+		let paid = T::BidCompensation::get().min(order.deposit);
+		asset::compensate_bidder::<T>(&order.buyer, provider, paid)?;
+		order.deposit = order.deposit.saturating_sub(paid);
+		Ok(paid)
 	}
 
 	pub(crate) fn do_accept_bid(
@@ -327,9 +425,10 @@ impl<T: Config> Pallet<T> {
 		});
 	}
 
-	/// Withdraws every standing bid of `provider`, as if it retracted each. Returns how many
-	/// there were (a bid that could not be released stays, and cost as much to try).
-	pub(crate) fn do_retract_all(provider: &T::AccountId) -> u32 {
+	/// Withdraws every standing bid of `provider` (only those that name one of `devices`, if
+	/// given), as if it retracted each. Returns how many standing bids were looked at (a bid
+	/// that could not be released stays, and cost as much to try).
+	pub(crate) fn do_retract_all(provider: &T::AccountId, devices: Option<&[DeviceId]>) -> u32 {
 		let ids: alloc::vec::Vec<OrderId> = ProviderBids::<T>::iter_key_prefix(provider).collect();
 		let standing = ids.len() as u32;
 		for id in ids {
@@ -342,13 +441,17 @@ impl<T: Config> Pallet<T> {
 					return Ok(());
 				};
 				// As a retraction: late, it costs the deposit (pausing is no free way out).
+				if !devices.is_none_or(|devices| bid.devices.iter().any(|d| devices.contains(d))) {
+					return Ok(());
+				}
 				let late = Self::late(&order);
-				let forfeited = Self::remove_bid(id, &mut order, provider, &bid, late)?;
+				let (forfeited, burnt) = Self::remove_bid(id, &mut order, provider, &bid, late)?;
 				Orders::<T>::insert(id, order);
 				Self::deposit_event(Event::BidRetracted {
 					order: id,
 					provider: provider.clone(),
 					forfeited,
+					burnt,
 				});
 				Ok::<_, DispatchError>(())
 			});

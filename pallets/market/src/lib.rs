@@ -18,7 +18,7 @@ mod tests;
 mod types;
 pub mod weights;
 
-pub use api_impls::SERVABLE_SCAN_BUDGET;
+pub use api_impls::{MAX_PAGE, SERVABLE_SCAN_BUDGET};
 pub use auction_impls::DeadlineQueue;
 pub use stint_traits::OrderId;
 pub use types::*;
@@ -110,6 +110,15 @@ pub mod pallet {
 		#[pallet::constant]
 		#[pallet::no_default]
 		type BidDeposit: Get<BalanceOf<Self>>;
+
+		/// Paid from an order's escrow to each provider whose bid still stood, and could still be
+		/// honoured, when the buyer let it go unaccepted: the order cancelled or expired, or the
+		/// bid rejected. Its time and fee, paid for: an order that draws bids and is then
+		/// dropped (a bait that freezes workers' bids for a day) costs its buyer this per bid.
+		/// No more than a bid's fee, so bidding to collect it earns nothing.
+		#[pallet::constant]
+		#[pallet::no_default]
+		type BidCompensation: Get<BalanceOf<Self>>;
 
 		/// The least escrow of any order (a fixed one also needs `max_price × duration`).
 		#[pallet::constant]
@@ -280,6 +289,17 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type DeadlineOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
 
+	/// The providers whose bids the buyer of an open order rejected: none of them may bid on it
+	/// again. Removed with the order's bids, when it is leased, cancelled or expires.
+	#[pallet::storage]
+	pub type Rejections<T: Config> = StorageMap<
+		_,
+		Blake2_128Concat,
+		OrderId,
+		BoundedVec<T::AccountId, T::MaxBidsPerOrder>,
+		ValueQuery,
+	>;
+
 	/// Every open order: what the order queries walk, so leased orders cost them nothing.
 	#[pallet::storage]
 	pub type OpenOrders<T: Config> = StorageMap<_, Twox64Concat, OrderId, (), OptionQuery>;
@@ -313,14 +333,17 @@ pub mod pallet {
 			/// Bond locked.
 			collateral: BalanceOf<T>,
 		},
-		/// A provider withdrew its bid (itself, or by pausing, leaving or changing its hardware).
+		/// A provider withdrew its bid (itself, or by pausing, leaving, changing its hardware or
+		/// unbinding the worker of the bid's devices).
 		BidRetracted {
 			/// The order.
 			order: OrderId,
 			/// Who bid.
 			provider: T::AccountId,
-			/// The deposit paid to the buyer: a bid withdrawn in the last quarter of the window.
+			/// The deposit forfeited: a bid withdrawn in the last quarter of the window.
 			forfeited: BalanceOf<T>,
+			/// Whether it was burnt (a worker key placed the bid) rather than paid to the buyer.
+			burnt: bool,
 		},
 		/// A cheaper bid on a full order took the place of this one, which was released.
 		BidOutbid {
@@ -329,16 +352,29 @@ pub mod pallet {
 			/// Whose bid.
 			provider: T::AccountId,
 		},
-		/// At the close of the window, a bid its provider can no longer honour (its devices
-		/// went elsewhere, it paused or left, its worker changed) was dropped: its collateral was
-		/// released and its deposit went to the order's buyer.
+		/// A bid its provider can no longer honour (its devices went elsewhere, it paused or
+		/// left, its worker changed) was dropped, at the close of the window, when the order was
+		/// cancelled or expired, or by anyone's `drop_dead_bid`: its collateral was released
+		/// and its deposit forfeited.
 		BidDropped {
 			/// The order.
 			order: OrderId,
 			/// Whose bid.
 			provider: T::AccountId,
-			/// The bid deposit paid to the buyer.
+			/// The bid deposit forfeited.
 			forfeited: BalanceOf<T>,
+			/// Whether it was burnt (a worker key placed the bid) rather than paid to the buyer.
+			burnt: bool,
+		},
+		/// The buyer rejected a bid it can still be honoured: released, its provider paid
+		/// `BidCompensation` from the escrow, and barred from bidding on this order again.
+		BidRejected {
+			/// The order.
+			order: OrderId,
+			/// Whose bid.
+			provider: T::AccountId,
+			/// Paid to the provider from the order's escrow.
+			compensation: BalanceOf<T>,
 		},
 		/// A bid won: the lease starts.
 		BidAccepted {
@@ -357,12 +393,15 @@ pub mod pallet {
 			/// Whether the block hook chose it (auto-accept) rather than the buyer.
 			automatic: bool,
 		},
-		/// The buyer cancelled an open order; everything was returned.
+		/// The buyer cancelled an open order: every bid was released, each bidder whose bid
+		/// could still be honoured paid `BidCompensation`, the rest of the escrow returned.
 		OrderCancelled {
 			/// The order.
 			order: OrderId,
 			/// Returned to the buyer.
 			refunded: BalanceOf<T>,
+			/// Paid to the bidders from the escrow, in all.
+			compensated: BalanceOf<T>,
 		},
 		/// A leased order was pruned, with its lease and stream, `Retention` after the lease
 		/// ended: its storage deposit went back to its buyer, but for the reaper's reward.
@@ -376,12 +415,16 @@ pub mod pallet {
 			/// Paid to the reaper from the storage deposit.
 			reward: BalanceOf<T>,
 		},
-		/// An order found no (usable) bid in time; everything was returned.
+		/// An order found no (usable) bid in time, or its buyer accepted none: every bid was
+		/// released, each bidder whose bid could still be honoured paid `BidCompensation`, the
+		/// rest of the escrow returned.
 		OrderExpired {
 			/// The order.
 			order: OrderId,
 			/// Returned to the buyer.
 			refunded: BalanceOf<T>,
+			/// Paid to the bidders from the escrow, in all.
+			compensated: BalanceOf<T>,
 		},
 	}
 
@@ -438,7 +481,8 @@ pub mod pallet {
 		/// The order already has `MaxBidsPerOrder` bids, and this one is not cheaper than the
 		/// worst of them.
 		TooManyBids,
-		/// The buyer cannot bid on its own order.
+		/// The buyer cannot bid on its own order, and neither can a provider whose worker key is
+		/// the buyer, nor a worker key of a provider that is.
 		BuyerCannotBid,
 		/// No bid from this provider on this order.
 		UnknownBid,
@@ -459,6 +503,15 @@ pub mod pallet {
 		/// The chain picks a replicated order's bids when its window closes: the buyer cannot
 		/// accept one.
 		ReplicatedOrder,
+		/// The buyer rejected this provider's bid on this order: it may not bid on it again.
+		BidRejected,
+		/// The order's buyer already rejected `MaxBidsPerOrder` bids.
+		TooManyRejections,
+		/// The bid can still be honoured: only its buyer may reject it.
+		BidStillHonourable,
+		/// A command argument or an environment value holds a NUL byte or is not UTF-8: no
+		/// process can be given it.
+		UnpassableText,
 	}
 
 	#[pallet::hooks]
@@ -567,6 +620,34 @@ pub mod pallet {
 		pub fn reap_order(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			Self::do_reap_order(&who, order)
+		}
+
+		/// The buyer turns down `provider`'s bid on its open `order`. A bid that can still be
+		/// honoured is released, its provider paid `BidCompensation` from the escrow and barred
+		/// from bidding on this order again; one that cannot is dropped, its deposit forfeited
+		/// (`BidDropped`), as at the close of the window.
+		#[pallet::call_index(6)]
+		pub fn reject_bid(
+			origin: OriginFor<T>,
+			order: OrderId,
+			provider: T::AccountId,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			Self::do_reject_bid(&who, order, &provider)
+		}
+
+		/// Anyone drops `provider`'s bid on open `order` if its provider can no longer honour it
+		/// (paused or leaving, its devices committed elsewhere, no longer its own or no longer
+		/// on one worker): its collateral is released and its deposit forfeited (`BidDropped`),
+		/// whatever its price. A bidder kept out of a full order by dead bids makes room so.
+		#[pallet::call_index(7)]
+		pub fn drop_dead_bid(
+			origin: OriginFor<T>,
+			order: OrderId,
+			provider: T::AccountId,
+		) -> DispatchResult {
+			ensure_signed(origin)?;
+			Self::do_drop_dead_bid(order, &provider)
 		}
 	}
 }

@@ -80,6 +80,7 @@ pub const P4: u64 = 14;
 pub const BOND: Balance = 1_000;
 pub const COLLATERAL_PER_GPU: Balance = 100;
 pub const BID_DEPOSIT: Balance = 10;
+pub const BID_COMPENSATION: Balance = 3;
 pub const ACCEPT_PERIOD: u64 = 10;
 pub const RETENTION: u64 = 20;
 
@@ -258,6 +259,7 @@ impl pallet_market::Config for Test {
 	type Leases = FakeLeases;
 	type CollateralPerGpu = ConstU64<COLLATERAL_PER_GPU>;
 	type BidDeposit = ConstU64<BID_DEPOSIT>;
+	type BidCompensation = ConstU64<BID_COMPENSATION>;
 	type MinOrderDeposit = ConstU64<1_000>;
 	type StorageDepositBase = StorageDepositBase;
 	type StorageDepositPerByte = StorageDepositPerByte;

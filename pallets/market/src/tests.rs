@@ -84,6 +84,19 @@ fn create_order_refuses_bad_input() {
 			preloads.env.try_push(var).unwrap();
 			refuse(preloads, terms(), 1_000, Error::ReservedEnvName);
 		}
+		// No process can be given a NUL or bytes that are not text: refused here, by name.
+		for bad in [&b"a\0b"[..], &[0xff, 0xfe][..]] {
+			let mut argument = spec();
+			argument.command.try_push(bad.to_vec().try_into().unwrap()).unwrap();
+			refuse(argument, terms(), 1_000, Error::UnpassableText);
+			let mut value = spec();
+			let var = stint_primitives::EnvVar {
+				key: b"EPOCHS".to_vec().try_into().unwrap(),
+				value: bad.to_vec().try_into().unwrap(),
+			};
+			value.env.try_push(var).unwrap();
+			refuse(value, terms(), 1_000, Error::UnpassableText);
+		}
 		let with = |f: fn(&mut TermsOf<Test>)| {
 			let mut t = terms();
 			f(&mut t);
@@ -290,7 +303,10 @@ fn retract_bid_releases_collateral_and_deposit() {
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
 		assert_eq!((locked(P1), bid_deposits(P1), free(P1)), (0, 0, ENDOWMENT));
 		assert_eq!(order(id).bid_count, 0);
-		assert_eq!(last_event(), Event::BidRetracted { order: id, provider: P1, forfeited: 0 });
+		assert_eq!(
+			last_event(),
+			Event::BidRetracted { order: id, provider: P1, forfeited: 0, burnt: false }
+		);
 		// A retracted bid may be placed again.
 		bid(P1, id, 7);
 	});
@@ -310,13 +326,21 @@ fn cancel_order_returns_everything() {
 		let charged = Market::cancel_order(RuntimeOrigin::signed(BUYER), id).unwrap();
 		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::cancel_order(2)));
 		assert!(<() as WeightInfo>::cancel_order(2).all_lt(<() as WeightInfo>::cancel_order(32)));
-		assert_eq!((escrow(BUYER), free(BUYER)), (0, ENDOWMENT));
+		// Each bidder it let go is paid for its time from the escrow; the rest comes back.
+		assert_eq!((escrow(BUYER), free(BUYER)), (0, ENDOWMENT - 2 * BID_COMPENSATION));
 		for p in [P1, P2] {
-			assert_eq!((locked(p), bid_deposits(p), free(p)), (0, 0, ENDOWMENT));
+			assert_eq!((locked(p), bid_deposits(p), free(p)), (0, 0, ENDOWMENT + BID_COMPENSATION));
 		}
 		assert!(Orders::<Test>::get(id).is_none());
 		assert!(Deadlines::<Test>::get(11).is_empty());
-		assert_eq!(last_event(), Event::OrderCancelled { order: id, refunded: 1_000 });
+		assert_eq!(
+			last_event(),
+			Event::OrderCancelled {
+				order: id,
+				refunded: 1_000 - 2 * BID_COMPENSATION,
+				compensated: 2 * BID_COMPENSATION
+			}
+		);
 		assert_noop!(
 			Market::cancel_order(RuntimeOrigin::signed(BUYER), id),
 			Error::<Test>::UnknownOrder
@@ -464,7 +488,8 @@ fn auto_accept_drops_a_bid_whose_devices_went_elsewhere_at_its_providers_cost() 
 			== RuntimeEvent::Market(Event::BidDropped {
 				order: id,
 				provider: P1,
-				forfeited: BID_DEPOSIT
+				forfeited: BID_DEPOSIT,
+				burnt: false
 			})));
 		// Paid the 100 blocks at 6 from the escrow, and got the deposit.
 		assert_eq!(free(BUYER), ENDOWMENT - 600 + BID_DEPOSIT);
@@ -517,7 +542,10 @@ fn an_order_without_bids_expires_at_the_close_of_the_window() {
 		run_to_block(11);
 		assert!(Orders::<Test>::get(id).is_none());
 		assert_eq!((escrow(BUYER), free(BUYER)), (0, ENDOWMENT));
-		assert_eq!(last_event(), Event::OrderExpired { order: id, refunded: 1_000 });
+		assert_eq!(
+			last_event(),
+			Event::OrderExpired { order: id, refunded: 1_000, compensated: 0 }
+		);
 	});
 }
 
@@ -540,8 +568,19 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 		assert_ok!(accept(BUYER, first, P1));
 		run_to_block(11 + ACCEPT_PERIOD);
 		assert!(Orders::<Test>::get(second).is_none());
-		assert_eq!((free(OTHER_BUYER), locked(P2), free(P2)), (ENDOWMENT, 0, ENDOWMENT));
-		assert_eq!(last_event(), Event::OrderExpired { order: second, refunded: 1_000 });
+		// The bid its buyer left standing is paid for its time.
+		assert_eq!(
+			(free(OTHER_BUYER), locked(P2), free(P2)),
+			(ENDOWMENT - BID_COMPENSATION, 0, ENDOWMENT + BID_COMPENSATION)
+		);
+		assert_eq!(
+			last_event(),
+			Event::OrderExpired {
+				order: second,
+				refunded: 1_000 - BID_COMPENSATION,
+				compensated: BID_COMPENSATION
+			}
+		);
 	});
 }
 
@@ -651,7 +690,7 @@ fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P3), id));
 		assert_eq!(
 			last_event(),
-			Event::BidRetracted { order: id, provider: P3, forfeited: BID_DEPOSIT }
+			Event::BidRetracted { order: id, provider: P3, forfeited: BID_DEPOSIT, burnt: false }
 		);
 		assert_eq!((free(P3), free(BUYER)), (ENDOWMENT - BID_DEPOSIT, buyer + BID_DEPOSIT));
 		// Pausing (which withdraws every standing bid) is no way around it.
@@ -720,5 +759,112 @@ fn try_state_catches_escrow_that_does_not_add_up() {
 		let id = create(BUYER, terms(), 1_000);
 		Orders::<Test>::mutate(id, |o| o.as_mut().unwrap().deposit = 999);
 		assert!(Market::do_try_state().is_err());
+	});
+}
+
+#[test]
+fn a_late_retraction_of_a_bid_a_worker_key_placed_is_burnt_not_paid_to_the_buyer() {
+	ExtBuilder::build().execute_with(|| {
+		let issuance = Balances::total_issuance();
+		let id = create(BUYER, terms(), 1_000);
+		assert_ok!(Market::place_bid(RuntimeOrigin::signed(WORKER), id, 5, vec![dev(P1, 0)]));
+		run_to_block(9);
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), id));
+		assert_eq!(
+			last_event(),
+			Event::BidRetracted { order: id, provider: P1, forfeited: BID_DEPOSIT, burnt: true }
+		);
+		// Whoever holds the key may be the buyer: the buyer gets nothing, P1 loses the deposit.
+		assert_eq!((free(P1), free(BUYER)), (ENDOWMENT - BID_DEPOSIT, ENDOWMENT - 1_000));
+		assert_eq!(Balances::total_issuance(), issuance - BID_DEPOSIT);
+		Market::do_try_state().unwrap();
+	});
+}
+
+#[test]
+fn the_buyer_rejects_a_live_bid_for_a_compensation_and_a_dead_one_for_its_deposit() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 5);
+		bid(P2, id, 6);
+		assert_noop!(
+			Market::reject_bid(RuntimeOrigin::signed(OTHER_BUYER), id, P1),
+			Error::<Test>::NotBuyer
+		);
+		assert_noop!(
+			Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P3),
+			Error::<Test>::UnknownBid
+		);
+		assert_ok!(Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P1));
+		assert_eq!(
+			last_event(),
+			Event::BidRejected { order: id, provider: P1, compensation: BID_COMPENSATION }
+		);
+		assert_eq!((free(P1), locked(P1)), (ENDOWMENT + BID_COMPENSATION, 0));
+		assert_eq!(order(id).deposit, 1_000 - BID_COMPENSATION);
+		assert_noop!(
+			Market::place_bid(RuntimeOrigin::signed(P1), id, 4, vec![dev(P1, 0)]),
+			Error::<Test>::BidRejected
+		);
+		// A dead bid is dropped instead: its deposit is the buyer's, and its provider not barred.
+		commit_elsewhere(dev(P2, 0));
+		assert_ok!(Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P2));
+		assert_eq!(free(P2), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(Rejections::<Test>::get(id).to_vec(), vec![P1]);
+		// The order ends: the rejections go with it.
+		run_to_block(11);
+		assert!(Rejections::<Test>::get(id).is_empty());
+	});
+}
+
+#[test]
+fn anyone_drops_a_dead_bid_and_nobody_a_live_one() {
+	ExtBuilder::build_and_execute(|| {
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 5);
+		bid(P2, id, 6);
+		assert_noop!(
+			Market::drop_dead_bid(RuntimeOrigin::signed(P3), id, P1),
+			Error::<Test>::BidStillHonourable
+		);
+		commit_elsewhere(dev(P1, 0));
+		assert_ok!(Market::drop_dead_bid(RuntimeOrigin::signed(P3), id, P1));
+		assert_eq!(order(id).bid_count, 1);
+		assert_eq!(free(P1), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(free(BUYER), ENDOWMENT - 1_000 + BID_DEPOSIT);
+	});
+}
+
+#[test]
+fn a_manual_order_drops_dead_bids_at_the_close_and_a_cancel_pays_only_live_ones() {
+	ExtBuilder::build_and_execute(|| {
+		let mut manual = terms();
+		manual.auto_accept = false;
+		let id = create(BUYER, manual.clone(), 1_000);
+		bid(P1, id, 5);
+		bid(P2, id, 6);
+		commit_elsewhere(dev(P1, 0));
+		run_to_block(11);
+		// The close dropped P1's dead bid: the buyer chooses among live ones.
+		assert_eq!(order(id).bid_count, 1);
+		assert_eq!(free(P1), ENDOWMENT - BID_DEPOSIT);
+		// Another order: cancelled with a dead and a live bid, only the live one is paid.
+		let other = create(BUYER, manual, 1_000);
+		bid(P3, other, 5);
+		bid(P4, other, 6);
+		commit_elsewhere(dev(P3, 0));
+		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), other));
+		assert_eq!(free(P3), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(free(P4), ENDOWMENT + BID_COMPENSATION);
+	});
+}
+
+#[test]
+fn the_order_queries_return_no_more_than_a_page_whatever_they_are_asked() {
+	ExtBuilder::build_and_execute(|| {
+		for _ in 0..=MAX_PAGE {
+			create(BUYER, terms(), 1_000);
+		}
+		assert_eq!(Market::open_orders(None, u32::MAX).len() as u32, MAX_PAGE);
 	});
 }

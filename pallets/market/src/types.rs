@@ -125,6 +125,10 @@ where
 	pub placed_at: BlockNumber,
 	/// The order's count of bids before this one: earlier bids win ties.
 	pub sequence: u32,
+	/// Whether a worker key of the provider signed it (rather than the provider's account):
+	/// a deposit such a bid forfeits is burnt, never paid to the buyer, since whoever holds the
+	/// key may be that buyer.
+	pub by_worker: bool,
 }
 
 /// The order type for a runtime.

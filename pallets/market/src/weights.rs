@@ -23,6 +23,8 @@ pub trait WeightInfo {
 	fn cancel_order(b: u32, ) -> Weight;
 	fn accept_bid(b: u32, ) -> Weight;
 	fn reap_order() -> Weight;
+	fn reject_bid() -> Weight;
+	fn drop_dead_bid() -> Weight;
 	fn on_initialize(n: u32, ) -> Weight;
 }
 
@@ -190,6 +192,20 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(T::DbWeight::get().reads(6_u64))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 	}
+	/// Not yet generated (bounded by hand until `scripts/bench-weights.sh` runs): a retraction,
+	/// a full `check_offer` (the registry record and 16 devices), the order's rejections and
+	/// the buyer's escrow hold.
+	fn reject_bid() -> Weight {
+		Weight::from_parts(360_000_000, 27701 + 8928 + 16 * 2531 + 3_600)
+			.saturating_add(T::DbWeight::get().reads(28_u64))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
+	}
+	/// Not yet generated: as `reject_bid`.
+	fn drop_dead_bid() -> Weight {
+		Weight::from_parts(360_000_000, 27701 + 8928 + 16 * 2531 + 3_600)
+			.saturating_add(T::DbWeight::get().reads(28_u64))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
+	}
 	/// Storage: `Market::Deadlines` (r:1 w:1)
 	/// Proof: `Market::Deadlines` (`max_values`: None, `max_size`: Some(29), added: 2504, mode: `MaxEncodedLen`)
 	/// Storage: `Market::DeadlineOverflowEnds` (r:1 w:0)
@@ -285,6 +301,20 @@ impl WeightInfo for () {
 		Weight::from_parts(161_721_000, 27701)
 			.saturating_add(RocksDbWeight::get().reads(6_u64))
 			.saturating_add(RocksDbWeight::get().writes(5_u64))
+	}
+	/// Not yet generated (bounded by hand until `scripts/bench-weights.sh` runs): a retraction,
+	/// a full `check_offer` (the registry record and 16 devices), the order's rejections and
+	/// the buyer's escrow hold.
+	fn reject_bid() -> Weight {
+		Weight::from_parts(360_000_000, 27701 + 8928 + 16 * 2531 + 3_600)
+			.saturating_add(RocksDbWeight::get().reads(28_u64))
+			.saturating_add(RocksDbWeight::get().writes(11_u64))
+	}
+	/// Not yet generated: as `reject_bid`.
+	fn drop_dead_bid() -> Weight {
+		Weight::from_parts(360_000_000, 27701 + 8928 + 16 * 2531 + 3_600)
+			.saturating_add(RocksDbWeight::get().reads(28_u64))
+			.saturating_add(RocksDbWeight::get().writes(11_u64))
 	}
 	fn on_initialize(n: u32, ) -> Weight {
 		Weight::from_parts(5_138_000, 10986)

@@ -68,7 +68,11 @@ const WORKER: KeyTypeId = KeyTypeId(*b"stwk");
 /// A new worker key (from the keystore) and its consent to act for `who`.
 fn worker<T: Config>(who: &T::AccountId) -> (WorkerKey, WorkerProof) {
 	let key = sp_io::crypto::sr25519_generate(WORKER, None);
-	let payload = stint_primitives::worker_proof_payload(&who.encode());
+	let payload = stint_primitives::worker_proof_payload(
+		&Pallet::<T>::genesis_hash(),
+		&who.encode(),
+		Pallet::<T>::worker_key_nonce(&key),
+	);
 	let proof = sp_io::crypto::sr25519_sign(WORKER, &key, &payload).expect("the keystore signs");
 	(key, proof)
 }

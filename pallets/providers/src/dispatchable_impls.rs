@@ -1,10 +1,10 @@
 //! What each call does, after the origin is checked.
 
 use crate::{
-	asset, BalanceOf, CommittedDevices, Config, DeviceHistory, DeviceOwners, Error, Event,
-	Hardware, HardwareOf, HardwareSpec, Pallet, PastReputation, ProviderCount, ProviderInfo,
-	ProviderRecordOf, ProviderStatus, Registry, Reputation, Worker, WorkerAccounts, WorkerOf,
-	WorkerProof,
+	asset, AllowPlainHttp, BalanceOf, CommittedDevices, Config, DeviceHistory, DeviceOwners, Error,
+	Event, Hardware, HardwareOf, HardwareSpec, Pallet, PastReputation, ProviderCount, ProviderInfo,
+	ProviderRecordOf, ProviderStatus, Registry, Reputation, Worker, WorkerAccounts,
+	WorkerKeyNonces, WorkerOf, WorkerProof,
 };
 use alloc::{collections::BTreeSet, vec::Vec};
 use codec::Encode;
@@ -169,12 +169,13 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
+	/// Returns how many standing bids were looked at for withdrawal (what it cost).
 	pub(crate) fn do_bind_worker(
 		who: &T::AccountId,
 		worker_key: WorkerKey,
 		devices: Vec<DeviceId>,
 		proof: &WorkerProof,
-	) -> DispatchResult {
+	) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		ensure!(!devices.is_empty(), Error::<T>::NoDevicesOffered);
 		let devices: BoundedVec<DeviceId, T::MaxGpus> =
@@ -202,7 +203,8 @@ impl<T: Config> Pallet<T> {
 		let before: BTreeSet<DeviceId> = existing
 			.map(|index| record.workers[index].devices.iter().copied().collect())
 			.unwrap_or_default();
-		for device in before.symmetric_difference(&seen) {
+		let moved: Vec<DeviceId> = before.symmetric_difference(&seen).copied().collect();
+		for device in &moved {
 			ensure!(!Self::is_committed(device), Error::<T>::DevicesCommitted);
 		}
 		let count = devices.len() as u32;
@@ -220,15 +222,21 @@ impl<T: Config> Pallet<T> {
 			}
 		}
 		Registry::<T>::insert(who, record);
+		// A bid on devices that left the worker (or joined it) is no longer on one machine.
+		let looked_at = if moved.is_empty() { 0 } else { T::Bids::retract_on(who, &moved) };
 		Self::deposit_event(Event::WorkerBound {
 			provider: who.clone(),
 			worker_key,
 			devices: count,
 		});
-		Ok(())
+		Ok(looked_at)
 	}
 
-	pub(crate) fn do_unbind_worker(who: &T::AccountId, worker_key: WorkerKey) -> DispatchResult {
+	/// Returns how many standing bids were looked at for withdrawal (what it cost).
+	pub(crate) fn do_unbind_worker(
+		who: &T::AccountId,
+		worker_key: WorkerKey,
+	) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		let index = record
 			.workers
@@ -239,11 +247,13 @@ impl<T: Config> Pallet<T> {
 			!record.workers[index].devices.iter().any(Self::is_committed),
 			Error::<T>::DevicesCommitted
 		);
-		record.workers.remove(index);
+		let worker = record.workers.remove(index);
 		WorkerAccounts::<T>::remove(Self::worker_account(&worker_key));
 		Registry::<T>::insert(who, record);
+		// Bids on its devices could never be accepted now: withdrawn, as retractions.
+		let looked_at = T::Bids::retract_on(who, &worker.devices);
 		Self::deposit_event(Event::WorkerUnbound { provider: who.clone(), worker_key });
-		Ok(())
+		Ok(looked_at)
 	}
 
 	/// Returns how many standing bids were withdrawn (what it cost).
@@ -369,10 +379,11 @@ impl<T: Config> Pallet<T> {
 		ensure!(!info.name.is_empty(), Error::<T>::EmptyName);
 		ensure!(!info.endpoint.is_empty(), Error::<T>::EmptyEndpoint);
 		let name: BoundedVec<_, _> = info.name.try_into().map_err(|_| Error::<T>::NameTooLong)?;
-		ensure!(
-			info.endpoint.starts_with(b"http://") || info.endpoint.starts_with(b"https://"),
-			Error::<T>::InvalidEndpoint
-		);
+		if info.endpoint.starts_with(b"http://") {
+			ensure!(AllowPlainHttp::<T>::get(), Error::<T>::InsecureEndpoint);
+		} else {
+			ensure!(info.endpoint.starts_with(b"https://"), Error::<T>::InvalidEndpoint);
+		}
 		let endpoint: BoundedVec<_, _> =
 			info.endpoint.try_into().map_err(|_| Error::<T>::EndpointTooLong)?;
 		ensure!(is_valid_region(&info.region), Error::<T>::InvalidRegion);
@@ -384,15 +395,34 @@ impl<T: Config> Pallet<T> {
 		T::WorkerAccount::convert(*key)
 	}
 
-	/// `proof` is `key`'s signature over its consent to act for `who`: nobody binds (and so
-	/// squats) a key they do not hold.
+	/// `proof` is `key`'s signature over its consent to act for `who`, on this chain, as the
+	/// key's next binding: nobody binds (and so squats) a key they do not hold, and a consent
+	/// is used up by the binding it made (the key's nonce moves on).
 	fn check_proof(who: &T::AccountId, key: &WorkerKey, proof: &WorkerProof) -> DispatchResult {
-		let payload = stint_primitives::worker_proof_payload(&who.encode());
+		let nonce = WorkerKeyNonces::<T>::get(key);
+		let payload =
+			stint_primitives::worker_proof_payload(&Self::genesis_hash(), &who.encode(), nonce);
 		ensure!(
 			frame::deps::sp_io::crypto::sr25519_verify(proof, &payload, key),
 			Error::<T>::BadWorkerKeyProof
 		);
+		WorkerKeyNonces::<T>::insert(key, nonce.saturating_add(1));
 		Ok(())
+	}
+
+	/// This chain's genesis hash: what a worker key's consent names.
+	pub fn genesis_hash() -> [u8; 32] {
+		let hash = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+		let mut bytes = [0u8; 32];
+		let source = hash.as_ref();
+		let len = source.len().min(32);
+		bytes[..len].copy_from_slice(&source[..len]);
+		bytes
+	}
+
+	/// The nonce the next consent of worker key `key` must sign.
+	pub fn worker_key_nonce(key: &WorkerKey) -> u32 {
+		WorkerKeyNonces::<T>::get(key)
 	}
 
 	/// A key that may become one of `who`'s worker keys: not its own account, bound by nobody,

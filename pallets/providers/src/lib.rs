@@ -167,9 +167,22 @@ pub mod pallet {
 	pub type WorkerAccounts<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, (T::AccountId, WorkerKey), OptionQuery>;
 
+	/// How many times each worker key was bound (registered, bound or rotated to): the nonce its
+	/// next consent must sign ([`stint_primitives::worker_proof_payload`]), so a consent binds
+	/// once and never again after the key is unbound.
+	#[pallet::storage]
+	pub type WorkerKeyNonces<T: Config> =
+		StorageMap<_, Blake2_128Concat, WorkerKey, u32, ValueQuery>;
+
 	/// How many providers are registered.
 	#[pallet::storage]
 	pub type ProviderCount<T: Config> = StorageValue<_, u32, ValueQuery>;
+
+	/// Whether providers' endpoints may be `http://`: set at genesis, on development and local
+	/// chains only. Elsewhere an endpoint is `https://`, so the buyer's signed fetch request and
+	/// the outputs do not travel in clear.
+	#[pallet::storage]
+	pub type AllowPlainHttp<T: Config> = StorageValue<_, bool, ValueQuery>;
 
 	/// The reputation of accounts that deregistered: registering again starts from it, not from
 	/// a clean 50%.
@@ -284,8 +297,11 @@ pub mod pallet {
 		EmptyEndpoint,
 		/// The endpoint is longer than `MaxEndpointLen`.
 		EndpointTooLong,
-		/// The endpoint is not an `http://` or `https://` URL.
+		/// The endpoint is not an `https://` URL (nor, on a development chain, an `http://` one).
 		InvalidEndpoint,
+		/// The endpoint is `http://`, which this chain refuses: a buyer's signed fetch request
+		/// would travel in clear. Only development and local chains take it (`AllowPlainHttp`).
+		InsecureEndpoint,
 		/// The region is not an upper-case ISO 3166-1 alpha-2 code.
 		InvalidRegion,
 		/// The worker key is the provider's own account key; it must be a separate key.
@@ -310,7 +326,8 @@ pub mod pallet {
 		NotThisWorker,
 		/// The devices are not all bound to one worker key (one machine).
 		DevicesNotOnOneWorker,
-		/// The proof is not the worker key's signature over its consent to act for the signer.
+		/// The proof is not the worker key's signature over its consent to act for the signer on
+		/// this chain as its next binding (`WorkerKeyNonces`): a consent works once.
 		BadWorkerKeyProof,
 		/// No GPU in the inventory.
 		NoGpus,
@@ -376,11 +393,15 @@ pub mod pallet {
 	pub struct GenesisConfig<T: Config> {
 		/// Providers registered at genesis, with their deposits held.
 		pub providers: Vec<(T::AccountId, ProviderInfo, WorkerKey, HardwareSpec)>,
+		/// Whether providers' endpoints may be `http://` ([`AllowPlainHttp`]): development and
+		/// local chains only.
+		pub allow_plain_http: bool,
 	}
 
 	#[pallet::genesis_build]
 	impl<T: Config> BuildGenesisConfig for GenesisConfig<T> {
 		fn build(&self) {
+			AllowPlainHttp::<T>::put(self.allow_plain_http);
 			for (who, info, worker_key, hardware) in &self.providers {
 				// Genesis is trusted: its keys need no proof.
 				Pallet::<T>::do_register(who, info.clone(), *worker_key, hardware.clone(), None)
@@ -496,25 +517,40 @@ pub mod pallet {
 		/// devices for one it has. The key then bids with, acknowledges, gives notice on and signs
 		/// results for leases on those devices only. Devices that change hands must not be
 		/// committed to a lease. `proof`: the key's signature over its consent to act for the
-		/// signer.
+		/// signer. Standing bids that name a device leaving or joining the worker are withdrawn,
+		/// as retractions (weighed at the most a provider may have, refunded to the ones it had).
 		#[pallet::call_index(8)]
-		#[pallet::weight(T::WeightInfo::bind_worker(devices.len() as u32))]
+		#[pallet::weight(T::WeightInfo::bind_worker(devices.len() as u32)
+			.saturating_add(T::Bids::retract_all_weight()))]
 		pub fn bind_worker(
 			origin: OriginFor<T>,
 			worker_key: WorkerKey,
 			devices: Vec<DeviceId>,
 			proof: WorkerProof,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_bind_worker(&who, worker_key, devices, &proof)
+			let weight = T::WeightInfo::bind_worker(devices.len() as u32);
+			let looked_at = Self::do_bind_worker(&who, worker_key, devices, &proof)?;
+			Ok(Some(weight.saturating_add(T::Bids::retract_weight(looked_at))).into())
 		}
 
 		/// Unbinds the signer's `worker_key`: it acts for nobody from now on. Refused while a
-		/// lease runs on its devices.
+		/// lease runs on its devices. Standing bids on its devices are withdrawn, as
+		/// retractions: late ones forfeit their deposits (unbinding is no free way out of a bid
+		/// that can no longer win).
 		#[pallet::call_index(9)]
-		pub fn unbind_worker(origin: OriginFor<T>, worker_key: WorkerKey) -> DispatchResult {
+		#[pallet::weight(T::WeightInfo::unbind_worker()
+			.saturating_add(T::Bids::retract_all_weight()))]
+		pub fn unbind_worker(
+			origin: OriginFor<T>,
+			worker_key: WorkerKey,
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_unbind_worker(&who, worker_key)
+			let looked_at = Self::do_unbind_worker(&who, worker_key)?;
+			Ok(Some(
+				T::WeightInfo::unbind_worker().saturating_add(T::Bids::retract_weight(looked_at)),
+			)
+			.into())
 		}
 	}
 

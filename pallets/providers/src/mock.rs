@@ -77,6 +77,9 @@ impl stint_traits::StandingBids<u64> for RecordedBids {
 		RETRACTED.with(|r| r.borrow_mut().push(*provider));
 		STANDING_BIDS
 	}
+	fn retract_on(provider: &u64, _: &[stint_primitives::DeviceId]) -> u32 {
+		Self::retract_all(provider)
+	}
 	fn retract_weight(bids: u32) -> Weight {
 		Weight::from_parts(1_000_000 * u64::from(bids.min(64)), 0)
 	}
@@ -116,7 +119,13 @@ pub fn worker_account(seed: u8) -> u64 {
 /// Worker key `seed`'s consent to act for `who`.
 pub fn proof(seed: u8, who: u64) -> WorkerProof {
 	use codec::Encode;
-	pair(seed).sign(&stint_primitives::worker_proof_payload(&who.encode()))
+	let key = worker_key(seed);
+	let payload = stint_primitives::worker_proof_payload(
+		&Providers::genesis_hash(),
+		&who.encode(),
+		Providers::worker_key_nonce(&key),
+	);
+	pair(seed).sign(&payload)
 }
 
 /// An H100-class GPU whose UUID hash is `[seed; 32]`.

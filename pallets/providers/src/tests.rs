@@ -144,6 +144,12 @@ fn update_info_changes_name_endpoint_and_region() {
 			endpoint: b"http://10.0.0.1:8080".to_vec(),
 			region: *b"FR",
 		};
+		// Plain HTTP only where the chain allows it (development and local chains).
+		assert_noop!(
+			Providers::update_info(RuntimeOrigin::signed(1), new.clone()),
+			Error::<Test>::InsecureEndpoint
+		);
+		AllowPlainHttp::<Test>::put(true);
 		assert_ok!(Providers::update_info(RuntimeOrigin::signed(1), new));
 		let record = Providers::record(&1).unwrap();
 		assert_eq!((record.name.to_vec(), record.region), (b"new".to_vec(), *b"FR"));
@@ -777,9 +783,12 @@ fn genesis_registers_providers_and_holds_their_deposits() {
 	pallet_balances::GenesisConfig::<Test> { balances: vec![(1, ENDOWMENT)], ..Default::default() }
 		.assimilate_storage(&mut storage)
 		.unwrap();
-	crate::GenesisConfig::<Test> { providers: vec![(1, info(), worker_key(9), hardware(&[1, 2]))] }
-		.assimilate_storage(&mut storage)
-		.unwrap();
+	crate::GenesisConfig::<Test> {
+		providers: vec![(1, info(), worker_key(9), hardware(&[1, 2]))],
+		allow_plain_http: false,
+	}
+	.assimilate_storage(&mut storage)
+	.unwrap();
 	TestState::new(storage).execute_with(|| {
 		assert!(Providers::is_active(&1));
 		assert_eq!(held(1), DEPOSIT + 2 * DEPOSIT_PER_GPU);

@@ -82,6 +82,10 @@ pub trait StandingBids<AccountId> {
 	/// Withdraws every standing bid of `provider`, releasing their collateral and deposits.
 	/// Returns how many there were.
 	fn retract_all(provider: &AccountId) -> u32;
+	/// Withdraws the standing bids of `provider` that name any of `devices` (their worker was
+	/// unbound or changed), as [`Self::retract_all`] would. Returns how many standing bids it
+	/// looked at: it costs [`Self::retract_weight`] of that.
+	fn retract_on(provider: &AccountId, devices: &[DeviceId]) -> u32;
 	/// What [`Self::retract_all`] costs when the provider had `bids` standing bids.
 	fn retract_weight(bids: u32) -> Weight;
 	/// The most [`Self::retract_all`] can cost.
@@ -90,6 +94,9 @@ pub trait StandingBids<AccountId> {
 
 impl<AccountId> StandingBids<AccountId> for () {
 	fn retract_all(_: &AccountId) -> u32 {
+		0
+	}
+	fn retract_on(_: &AccountId, _: &[DeviceId]) -> u32 {
 		0
 	}
 	fn retract_weight(_: u32) -> Weight {

@@ -54,7 +54,11 @@ fn provider(index: u32, gpus: u32, key: WorkerKey) -> (AccountId, Vec<DeviceId>)
 		endpoint: b"https://bench.example".to_vec(),
 		region: *b"DE",
 	};
-	let payload = stint_primitives::worker_proof_payload(&who.encode());
+	let payload = stint_primitives::worker_proof_payload(
+		&Providers::genesis_hash(),
+		&who.encode(),
+		Providers::worker_key_nonce(&key),
+	);
 	let consent = sp_io::crypto::sr25519_sign(WORKER, &key, &payload).expect("the keystore signs");
 	assert_ok!(Providers::register(
 		RuntimeOrigin::signed(who.clone()),

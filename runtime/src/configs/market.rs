@@ -16,6 +16,11 @@ parameter_types! {
 	pub const CollateralPerGpu: Balance = 10 * STINT;
 	/// Held for every standing bid, returned when it is accepted, retracted or released.
 	pub const BidDeposit: Balance = STINT;
+	/// Paid from an order's escrow to each bidder its buyer let go unaccepted (cancelled,
+	/// expired or rejected): about the fee of the bid it placed (runtime test
+	/// `a_bait_order_pays_every_bidder_it_froze`), so a bait order costs its buyer that per
+	/// bid, and bidding to collect it earns nothing.
+	pub const BidCompensation: Balance = 50 * MILLI_STINT;
 	pub const MinOrderDeposit: Balance = 10 * STINT;
 	/// Two blocks: enough for a provider's worker to see the order and bid.
 	pub const MinBidWindow: BlockNumber = 2;
@@ -61,6 +66,7 @@ impl pallet_market::Config for Runtime {
 	type Leases = Leases;
 	type CollateralPerGpu = CollateralPerGpu;
 	type BidDeposit = BidDeposit;
+	type BidCompensation = BidCompensation;
 	type MinOrderDeposit = MinOrderDeposit;
 	type MinBidWindow = MinBidWindow;
 	type MaxBidWindow = MaxBidWindow;

@@ -7,10 +7,13 @@ use super::lifecycle::{
 	storage, submit, terms, AccountId, Books, COLLATERAL,
 };
 use crate::{
-	genesis_config_presets::tests::build, Bonds, Leases, Market, Providers, Runtime, RuntimeOrigin,
-	Streams, STINT,
+	genesis_config_presets::tests::build, Balances, Bonds, Leases, Market, Providers, Runtime,
+	RuntimeOrigin, Streams, STINT,
 };
-use frame_support::{assert_noop, assert_ok, traits::Get};
+use frame_support::{
+	assert_noop, assert_ok,
+	traits::{fungible::Mutate, Get},
+};
 use pallet_leases::{LeaseStatus, TerminationReason};
 use pallet_providers::{HardwareSpec, ProviderInfo};
 use polkadot_sdk::{
@@ -20,6 +23,11 @@ use stint_primitives::Outcome;
 
 fn dave() -> AccountId {
 	Keyring::Dave.to_account_id()
+}
+
+/// A buyer in league with the sybils.
+fn partner() -> AccountId {
+	Keyring::Two.to_account_id()
 }
 
 fn bid_deposit() -> crate::Balance {
@@ -53,12 +61,19 @@ fn h100(device: stint_primitives::DeviceId) -> HardwareSpec {
 }
 
 /// Registers `account` as a provider of one H100 whose worker key is `worker`.
-fn register_as(account: AccountId, worker: &sp_core::sr25519::Pair) -> stint_primitives::DeviceId {
+pub(super) fn register_as(
+	account: AccountId,
+	worker: &sp_core::sr25519::Pair,
+) -> stint_primitives::DeviceId {
 	use codec::Encode;
 	let device = stint_primitives::device_id(&format!("GPU-sybil-{account}"));
 	let info =
 		ProviderInfo { name: b"sybil".to_vec(), endpoint: b"http://x".to_vec(), region: *b"DE" };
-	let consent = worker.sign(&stint_primitives::worker_proof_payload(&account.encode()));
+	let consent = worker.sign(&stint_primitives::worker_proof_payload(
+		&Providers::genesis_hash(),
+		&account.encode(),
+		Providers::worker_key_nonce(&worker.public()),
+	));
 	assert_ok!(Providers::register(
 		RuntimeOrigin::signed(account),
 		info,
@@ -183,6 +198,7 @@ fn sybil_bids_that_cannot_be_honoured_do_not_use_up_the_auto_accept() {
 			(Keyring::Dave, Keyring::DaveStash),
 		];
 		let devices: Vec<_> = sybils.iter().map(|(who, worker)| register(who, worker)).collect();
+		Balances::set_balance(&partner(), 1_000 * STINT);
 		let books = Books::open();
 		let alice0 = free(&alice());
 		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
@@ -191,13 +207,12 @@ fn sybil_bids_that_cannot_be_honoured_do_not_use_up_the_auto_accept() {
 			bid(&who.to_account_id(), id, 1, *device);
 		}
 		bid(&ferdie(), id, STINT / 2, gpu("ferdie", 0));
-		// ...then make their bids impossible to honour before the window closes: two unbind the
-		// worker key of the GPU they bid with...
-		for (who, worker) in &sybils[..2] {
-			assert_ok!(Providers::unbind_worker(
-				RuntimeOrigin::signed(who.to_account_id()),
-				worker.public()
-			));
+		// ...then make their bids impossible to honour before the window closes: two move
+		// their GPU to another lease (each wins an order of a partner's on it)...
+		for ((who, _), device) in sybils[..2].iter().zip(&devices) {
+			let other = order(&partner(), terms(Some(10), false, 0), 10 * STINT);
+			bid(&who.to_account_id(), other, 1, *device);
+			assert_ok!(super::lifecycle::accept(&partner(), other, &who.to_account_id()));
 		}
 		// ...and one swaps the GPU away, which withdraws its bids (early in the window: it
 		// keeps its deposit).
@@ -209,9 +224,11 @@ fn sybil_bids_that_cannot_be_honoured_do_not_use_up_the_auto_accept() {
 		let lease = lease_of(id);
 		assert_eq!(pallet_leases::Leases::<Runtime>::get(lease).unwrap().provider, ferdie());
 		assert_eq!(free(&alice()), alice0 - 50 * STINT + 2 * bid_deposit() - storage(id));
-		for (who, _) in &sybils {
-			assert_eq!(locked(&who.to_account_id()), 0);
+		// The two keep only the collateral of the leases they took.
+		for (who, _) in &sybils[..2] {
+			assert_eq!(locked(&who.to_account_id()), COLLATERAL);
 		}
+		assert_eq!(locked(&dave()), 0);
 		books.check(0);
 	});
 }

@@ -51,7 +51,11 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let bob = Sr25519Keyring::Bob;
 		let consent = |key: Sr25519Keyring| {
-			key.pair().sign(&stint_primitives::worker_proof_payload(&bob.to_account_id().encode()))
+			key.pair().sign(&stint_primitives::worker_proof_payload(
+				&Providers::genesis_hash(),
+				&bob.to_account_id().encode(),
+				Providers::worker_key_nonce(&key.public()),
+			))
 		};
 		let refused = Providers::register(
 			RuntimeOrigin::signed(bob.to_account_id()),
@@ -107,6 +111,7 @@ fn fees_price_computation_and_length_as_a_real_chain_would() {
 
 mod attacks;
 mod disputes;
+mod hardening;
 mod lifecycle;
 mod replicas;
 // The benchmark and try-runtime builds serve two more runtime APIs, which production leaves out.

@@ -34,7 +34,12 @@ fn as_account(pair: &sp_core::sr25519::Pair) -> AccountId {
 /// `pair`'s consent to act for `provider`.
 fn consent(pair: &sp_core::sr25519::Pair, provider: &AccountId) -> sp_core::sr25519::Signature {
 	use codec::Encode;
-	pair.sign(&stint_primitives::worker_proof_payload(&provider.encode()))
+	let payload = stint_primitives::worker_proof_payload(
+		&Providers::genesis_hash(),
+		&provider.encode(),
+		Providers::worker_key_nonce(&pair.public()),
+	);
+	pair.sign(&payload)
 }
 
 fn market_error(e: pallet_market::Error<Runtime>) -> sp_runtime::DispatchError {

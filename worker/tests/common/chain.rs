@@ -355,6 +355,8 @@ pub struct Order<'a> {
 	pub deterministic: bool,
 	/// How many providers run it.
 	pub replicas: u32,
+	/// The chain accepts the best bid at the close (else the buyer accepts by hand).
+	pub auto_accept: bool,
 }
 
 impl Default for Order<'_> {
@@ -371,6 +373,7 @@ impl Default for Order<'_> {
 			region: Some("DE"),
 			deterministic: false,
 			replicas: 1,
+			auto_accept: true,
 		}
 	}
 }
@@ -400,7 +403,7 @@ count = 1
 max_price_per_block = "{price}"
 {duration}
 bid_window_blocks = {bid_window}
-auto_accept = true
+auto_accept = {auto_accept}
 deterministic = {deterministic}
 replicas = {replicas}
 deposit = "{deposit}"
@@ -408,6 +411,7 @@ deposit = "{deposit}"
 		region = order.region.map(|r| format!("region = {r:?}")).unwrap_or_default(),
 		deterministic = order.deterministic,
 		replicas = order.replicas,
+		auto_accept = order.auto_accept,
 		image = order.image.map(str::to_string).unwrap_or_else(super::job_image),
 		words = words.join(", "),
 		price = order.max_price,
