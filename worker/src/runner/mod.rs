@@ -1,0 +1,407 @@
+//! The daemon: `stint-worker run`. At every finalized block it reads its duties, its journal and
+//! its jobs, asks [`plan`] what to do about each lease, and runs the actions as tasks (one at a
+//! time per lease). Beside that it bids on orders it can serve and settles its live streams.
+//!
+//! The metrics and the outputs API start first, node or not. No finalized block for
+//! `stall_secs` means a half-open connection: the worker reconnects (to the next node); after
+//! `max_failures` failed reconnections in a row it exits non-zero for its supervisor.
+
+use std::{
+	collections::{BTreeMap, HashMap, HashSet},
+	path::{Path, PathBuf},
+	sync::{
+		atomic::{AtomicBool, AtomicU32, Ordering},
+		Arc, Mutex,
+	},
+	time::Duration,
+};
+
+use codec::Encode;
+use stint_client::{
+	runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, ReplicaDecision, Static,
+};
+use stint_primitives::{
+	BlockNumber, DeviceId, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
+	StopReason, RECEIPT_DOMAIN,
+};
+
+use crate::{
+	api::Api,
+	bidding,
+	chain::{crash_point, Chain, Sent, CALL_TIMEOUT},
+	commit::{self, LeaseDirs},
+	config::{Config, GpuMode},
+	duties::{plan, Action, LeaseView, Now, OnChain, ACK_MARGIN},
+	executor::{
+		folders, held, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError,
+		CHAIN_LABEL, INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
+	},
+	gpu::Gpus,
+	journal::{Exit, Journal, LeaseEntry, Phase, ReplicaEntry},
+	log,
+	metrics::Metrics,
+	quota::Quota,
+};
+
+mod bids;
+mod inputs;
+mod job;
+mod lease;
+mod reports;
+mod session;
+mod verdicts;
+
+pub use inputs::fetch_inputs;
+pub use reports::{build_receipt, ReceiptRun};
+
+/// Why the worker stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+	#[error("{0}")]
+	Setup(String),
+	#[error("the chain failed {0} times in a row (no node, or no finalized block): exiting for the supervisor to restart")]
+	ChainLost(u32),
+}
+
+/// 32 random bytes from the kernel, to seal a replica's result with.
+fn random_salt() -> std::io::Result<[u8; 32]> {
+	use std::io::Read;
+	let mut salt = [0u8; 32];
+	std::fs::File::open("/dev/urandom")?.read_exact(&mut salt)?;
+	Ok(salt)
+}
+
+/// Whether a chain of this type (`system_chainType`) may be served with GPUs off.
+fn gpus_off_allowed(chain_type: &str) -> bool {
+	matches!(chain_type, "Development" | "Local")
+}
+
+/// A bid sent and not yet in a block: the devices it offers and the disk its order may write.
+type PendingBid = (Vec<[u8; 32]>, u64);
+
+/// A running worker.
+pub struct Worker<E: Executor> {
+	pub config: Config,
+	pub key: Keypair,
+	pub account: AccountId,
+	pub journal: Arc<Journal>,
+	pub executor: Arc<E>,
+	pub gpus: Gpus,
+	pub metrics: Metrics,
+	pub chain: Chain,
+	/// Leases to take over though this journal never acknowledged them (`--adopt`).
+	pub adopt: HashSet<LeaseId>,
+	pub host: stint_probe::Host,
+	/// This journal's own id (its jobs carry it).
+	pub instance: String,
+	genesis: Mutex<[u8; 32]>,
+	best: AtomicU32,
+	in_flight: Mutex<HashSet<LeaseId>>,
+	supervised: Mutex<HashSet<LeaseId>>,
+	/// Leases whose logs this worker followed from the job's start to its end: that copy is the
+	/// one kept, since by the end the engine's own capped file may have lost the streams' heads.
+	followed: Mutex<HashSet<LeaseId>>,
+	alerted: Mutex<HashSet<(LeaseId, String)>>,
+	/// Orders whose bid the chain refused, and until which block not to try again.
+	refused: Mutex<HashMap<u64, u32>>,
+	/// Where the next bidding round goes on reading servable orders: the chain reads a bounded
+	/// number of open orders per page, so a crowd of orders this worker cannot serve costs
+	/// rounds, never the orders behind it. `None`: from the start.
+	servable_cursor: Mutex<Option<u64>>,
+	bidding: AtomicBool,
+	/// Bids sent and not yet in a block: their orders and devices.
+	pending_bids: Mutex<HashMap<u64, PendingBid>>,
+	/// A best block's forward steps are being planned.
+	planning_best: AtomicBool,
+	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
+	first_seen: Mutex<HashMap<LeaseId, u64>>,
+	/// Acknowledged leases whose job does not start, and since when it has failed to.
+	start_failing: Mutex<HashMap<LeaseId, std::time::Instant>>,
+	/// The devices bound to this worker key, as the chain said last.
+	bound_devices: AtomicU32,
+	/// The runtime's spec version last checked, and whether the calls this worker uses still
+	/// match it: after an upgrade that changed them it takes no new work.
+	compatibility: Mutex<(u32, bool)>,
+	/// Since when the executor has not answered at bidding rounds (said once, until it
+	/// answers).
+	executor_down: Mutex<Option<std::time::Instant>>,
+	/// Whether the executor can pass GPUs to jobs: `None` until it answered that (an engine
+	/// down at start), and until then no GPU is offered.
+	gpu_passthrough: Mutex<Option<bool>>,
+	/// The failure that stops finalized blocks' duties, and best blocks' planning, said once.
+	tick_failing: log::Repeats,
+	best_failing: log::Repeats,
+	/// The last settlement beat (finalized block / `settle_every`) acted on: finality may
+	/// jump over the beat's own block, and the beat must not be lost with it.
+	last_beat: AtomicU32,
+	/// A beat's settlements and confirmations are still being sent: the next beat waits, so
+	/// that one call is never sent twice (each would cost a fee, the second one for nothing).
+	beat_busy: AtomicBool,
+	/// A round of reveals is under way.
+	reveal_busy: AtomicBool,
+	/// Whether each lease's outputs get a filesystem of their own (the kernel's hard limit).
+	pub quota: Quota,
+}
+
+/// Clears a flag when dropped.
+struct Busy<'a>(&'a AtomicBool);
+
+impl Drop for Busy<'_> {
+	fn drop(&mut self) {
+		self.0.store(false, Ordering::Release);
+	}
+}
+
+/// Removes a lease from the in-flight set when its action ends.
+struct InFlight<E: Executor> {
+	worker: Arc<Worker<E>>,
+	lease: LeaseId,
+}
+
+impl<E: Executor> Drop for InFlight<E> {
+	fn drop(&mut self) {
+		self.worker.in_flight.lock().expect("not poisoned").remove(&self.lease);
+	}
+}
+
+/// How long an acknowledged lease's job may fail to start before it is reported lost.
+const START_GIVE_UP: Duration = Duration::from_secs(120);
+
+fn lease_is_live(status: &LeaseStatus) -> bool {
+	matches!(status, LeaseStatus::AwaitingAck | LeaseStatus::Running | LeaseStatus::Suspended)
+}
+
+/// A journaled lease that is not among this key's duties at a finalized block, as read there
+/// (`next_id`: the id the next lease gets at that block, if read). A live one is someone
+/// else's business now (touch nothing); a lease not yet created at that block was seen on a
+/// best block ahead of finality: not ended, only not known yet. Only a lease that existed and
+/// is gone or over is ended.
+fn off_duty(status: Option<&LeaseStatus>, id: LeaseId, next_id: Option<LeaseId>) -> OnChain {
+	match status {
+		Some(status) if lease_is_live(status) => OnChain::Unknown,
+		Some(_) => OnChain::Ended,
+		None => match next_id {
+			Some(next) if id < next => OnChain::Ended,
+			_ => OnChain::Unknown,
+		},
+	}
+}
+
+impl<E: Executor> Worker<E> {
+	/// A worker with `config`, signing with `key`, running jobs on `executor`.
+	pub fn new(
+		config: Config,
+		key: Keypair,
+		executor: E,
+		gpus: Gpus,
+		adopt: HashSet<LeaseId>,
+	) -> Result<Arc<Self>, RunError> {
+		let setup = |e: &dyn std::fmt::Display| RunError::Setup(e.to_string());
+		std::fs::create_dir_all(&config.worker.data_dir).map_err(|e| setup(&e))?;
+		let journal = Arc::new(
+			Journal::open(&config.worker.data_dir.join("journal.redb")).map_err(|e| setup(&e))?,
+		);
+		let host = stint_probe::host(&config.worker.data_dir).map_err(|e| setup(&e))?;
+		let instance = journal.instance().map_err(|e| setup(&e))?;
+		// What this journal signed and the labels of the jobs it started name its worker key:
+		// under another key its reports would be refused and its jobs not found.
+		let public = format!("0x{}", hex::encode(key.public_key().0));
+		match journal.meta("worker_key").map_err(|e| setup(&e))? {
+			Some(known) if known != public => {
+				return Err(RunError::Setup(format!(
+					"this journal belongs to the worker key {known}, the configured key is \
+					 {public}: give the new key a data directory of its own (the old key's \
+					 leases are served by a worker with the old key)"
+				)))
+			}
+			Some(_) => {}
+			None => journal.set_meta("worker_key", &public).map_err(|e| setup(&e))?,
+		}
+		let metrics = Metrics::new();
+		let chain =
+			Chain::new(config.chain.urls.clone(), metrics.clone()).map_err(|e| setup(&e))?;
+		let account = stint_client::account_of(&key);
+		let quota = match config.limits.outputs_filesystem {
+			true => Quota::detect(),
+			false => Quota::off("`outputs_filesystem = false` in [limits]"),
+		};
+		Ok(Arc::new(Self {
+			config,
+			key,
+			account,
+			journal,
+			executor: Arc::new(executor),
+			gpu_passthrough: Mutex::new((!gpus.unverified).then_some(true)),
+			gpus,
+			metrics,
+			chain,
+			adopt,
+			host,
+			instance,
+			genesis: Mutex::new([0; 32]),
+			best: AtomicU32::new(0),
+			in_flight: Mutex::new(HashSet::new()),
+			supervised: Mutex::new(HashSet::new()),
+			followed: Mutex::new(HashSet::new()),
+			alerted: Mutex::new(HashSet::new()),
+			refused: Mutex::new(HashMap::new()),
+			servable_cursor: Mutex::new(None),
+			bidding: AtomicBool::new(false),
+			pending_bids: Mutex::new(HashMap::new()),
+			planning_best: AtomicBool::new(false),
+			first_seen: Mutex::new(HashMap::new()),
+			start_failing: Mutex::new(HashMap::new()),
+			bound_devices: AtomicU32::new(1),
+			compatibility: Mutex::new((0, false)),
+			executor_down: Mutex::new(None),
+			tick_failing: log::Repeats::default(),
+			best_failing: log::Repeats::default(),
+			last_beat: AtomicU32::new(u32::MAX),
+			beat_busy: AtomicBool::new(false),
+			reveal_busy: AtomicBool::new(false),
+			quota,
+		}))
+	}
+
+	/// Whether bids may offer `device`: the machine sees it and jobs can be given it.
+	fn offers(&self, device: &DeviceId) -> bool {
+		self.gpus.sees(device)
+			&& (!self.gpus.passthrough()
+				|| *self.gpu_passthrough.lock().expect("not poisoned") == Some(true))
+	}
+
+	/// Asks the executor, once it answers, whether it can pass GPUs to jobs, if that is not
+	/// known yet (an engine that was down when the worker started).
+	async fn check_gpu_passthrough(&self) {
+		if self.gpu_passthrough.lock().expect("not poisoned").is_some() {
+			return;
+		}
+		let Some(supported) = self.executor.gpus_supported().await else { return };
+		match supported {
+			true => log::info("gpu", None, "the executor can pass GPUs to jobs: they are offered"),
+			false => log::alert(
+				"gpu",
+				None,
+				"the Docker engine has no NVIDIA runtime: GPUs cannot be passed to containers, so \
+				 none is offered",
+			),
+		}
+		*self.gpu_passthrough.lock().expect("not poisoned") = Some(supported);
+	}
+
+	fn genesis(&self) -> [u8; 32] {
+		*self.genesis.lock().expect("not poisoned")
+	}
+
+	fn dirs(&self, lease: LeaseId) -> LeaseDirs {
+		LeaseDirs::new(&self.config.worker.data_dir, lease)
+	}
+
+	/// The labels every job of this worker on this chain carries.
+	pub fn labels(&self) -> HashMap<String, String> {
+		HashMap::from([
+			(CHAIN_LABEL.to_string(), hex::encode(self.genesis())),
+			(WORKER_LABEL.to_string(), hex::encode(self.key.public_key().0)),
+			(INSTANCE_LABEL.to_string(), self.instance.clone()),
+		])
+	}
+
+	/// This worker's jobs by lease: those carrying its labels, and adopted ones (another journal
+	/// started them, so they carry its instance label) followed by their handle.
+	async fn jobs<'a>(
+		&self,
+		entries: impl Iterator<Item = &'a LeaseEntry>,
+	) -> Result<HashMap<LeaseId, FoundJob>, String> {
+		let mut jobs: HashMap<LeaseId, FoundJob> = self
+			.executor
+			.list(&self.labels())
+			.await
+			.map_err(|e| format!("cannot list jobs: {e}"))?
+			.into_iter()
+			.map(|job| (job.lease, job))
+			.collect();
+		for entry in entries.filter(|e| e.adopted) {
+			if jobs.contains_key(&entry.lease) {
+				continue;
+			}
+			if let Some(handle) = &entry.container {
+				match self.executor.state(handle).await? {
+					JobState::Missing => {}
+					state => {
+						let (lease, handle) = (entry.lease, handle.clone());
+						let found = FoundJob { lease, handle, state, outputs: None };
+						jobs.insert(entry.lease, found);
+					}
+				}
+			}
+		}
+		Ok(jobs)
+	}
+
+	fn alert_once(&self, lease: LeaseId, why: &str) {
+		if self.alerted.lock().expect("not poisoned").insert((lease, why.to_string())) {
+			log::alert("duties", Some(lease), why);
+		}
+	}
+}
+
+/// Whether `action` takes on new work (what a worker whose calls no longer match the runtime
+/// must not do): preparing or acknowledging a lease, adopting one.
+pub fn takes_new_work(action: &Action) -> bool {
+	matches!(action, Action::Prepare(_) | Action::Ack(_) | Action::Adopt(_) | Action::Renew(_))
+}
+
+/// Whether the journal's `entry` describes the lease `duty` is about: the same buyer, devices
+/// and job (see [`LeaseView::stale`]). An adopted entry was made from the chain itself.
+fn describes(entry: &LeaseEntry, duty: &DutyRecord) -> bool {
+	entry.adopted
+		|| (entry.buyer == duty.lease.buyer.0
+			&& entry.devices == duty.lease.devices.0
+			&& duty.spec.as_ref().is_none_or(|spec| *spec == entry.spec))
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn after_an_incompatible_upgrade_only_running_work_goes_on() {
+		for new in [Action::Prepare(1), Action::Ack(1), Action::Adopt(1), Action::Renew(1)] {
+			assert!(takes_new_work(&new), "{new:?}");
+		}
+		for running in [
+			Action::Start(1),
+			Action::Commit(1),
+			Action::Checkpoint(1, 2),
+			Action::Stop(1, StopReason::TimeLimit),
+			Action::Pause(1),
+			Action::Unpause(1),
+			Action::Lost(1),
+			Action::Finish(1),
+			Action::Forget(1),
+		] {
+			assert!(!takes_new_work(&running), "{running:?}");
+		}
+	}
+
+	#[test]
+	fn a_lease_seen_ahead_of_finality_is_not_ended_by_a_finalized_block_without_it() {
+		// Created on a best block: absent at the finalized one, whose next id is not past it.
+		assert_eq!(off_duty(None, 7, Some(7)), OnChain::Unknown);
+		assert_eq!(off_duty(None, 9, Some(7)), OnChain::Unknown);
+		// The id unread: nothing is concluded either.
+		assert_eq!(off_duty(None, 3, None), OnChain::Unknown);
+		// Created, then gone (refunded, removed): ended.
+		assert_eq!(off_duty(None, 6, Some(7)), OnChain::Ended);
+		assert_eq!(off_duty(Some(&LeaseStatus::Completed), 6, Some(7)), OnChain::Ended);
+		assert_eq!(off_duty(Some(&LeaseStatus::Running), 6, Some(7)), OnChain::Unknown);
+	}
+
+	#[test]
+	fn gpus_off_only_on_development_and_local_chains() {
+		assert!(gpus_off_allowed("Development"));
+		assert!(gpus_off_allowed("Local"));
+		assert!(!gpus_off_allowed("Live"));
+		assert!(!gpus_off_allowed("Custom(\"x\")"));
+	}
+}
