@@ -41,14 +41,20 @@ impl Rng {
 	}
 }
 
-/// What slashes burnt so far: their handler's part, from the events.
+/// What was burnt so far, from the events: slashes' handler part, and the deposits forfeited
+/// by bids a worker key placed.
 fn burnt() -> crate::Balance {
+	use pallet_market::Event as M;
 	System::events()
 		.into_iter()
 		.filter_map(|record| match record.event {
 			crate::RuntimeEvent::Bonds(pallet_bonds::Event::Slashed { to_handler, .. }) => {
 				Some(to_handler)
 			}
+			crate::RuntimeEvent::Market(
+				M::BidRetracted { forfeited, burnt: true, .. }
+				| M::BidDropped { forfeited, burnt: true, .. },
+			) => Some(forfeited),
 			_ => None,
 		})
 		.sum()
@@ -111,7 +117,17 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 			let order = replicated.filter(|_| rng.below(2) == 0).unwrap_or(order);
 			RuntimeCall::Market(M::place_bid { order, price_per_block: price, devices })
 		}
-		6 => RuntimeCall::Market(M::retract_bid { order }),
+		6 => {
+			// A retraction, or the buyer's rejection of a bid, or anyone's drop of a dead one.
+			let provider = pallet_market::Bids::<Runtime>::iter_prefix(order)
+				.next()
+				.map_or(eve(), |(provider, _)| provider);
+			match rng.below(3) {
+				0 => RuntimeCall::Market(M::retract_bid { order }),
+				1 => RuntimeCall::Market(M::reject_bid { order, provider }),
+				_ => RuntimeCall::Market(M::drop_dead_bid { order, provider }),
+			}
+		}
 		7 => RuntimeCall::Market(M::cancel_order { order }),
 		8 => {
 			let bid = pallet_market::Bids::<Runtime>::iter_prefix(order).next();
@@ -204,14 +220,28 @@ fn signer_for(call: &RuntimeCall, rng: &mut Rng) -> AccountId {
 	match call {
 		RuntimeCall::Market(pallet_market::Call::create_order { .. }) => rng.pick(&buyers),
 		RuntimeCall::Market(pallet_market::Call::place_bid { devices, .. }) => {
-			if devices.first() == Some(&gpu("eve", 0)) || devices.first() == Some(&gpu("eve", 1)) {
+			let provider = if devices.first() == Some(&gpu("eve", 0))
+				|| devices.first() == Some(&gpu("eve", 1))
+			{
 				eve()
 			} else {
 				ferdie()
+			};
+			// A quarter of the bids are signed by the provider's worker key.
+			match rng.below(4) {
+				0 => worker_of(&provider).to_account_id(),
+				_ => provider,
 			}
 		}
-		RuntimeCall::Market(pallet_market::Call::retract_bid { .. }) => rng.pick(&providers),
+		RuntimeCall::Market(pallet_market::Call::retract_bid { .. }) => {
+			let provider = rng.pick(&providers);
+			match rng.below(4) {
+				0 => worker_of(&provider).to_account_id(),
+				_ => provider,
+			}
+		}
 		RuntimeCall::Market(pallet_market::Call::cancel_order { order })
+		| RuntimeCall::Market(pallet_market::Call::reject_bid { order, .. })
 		| RuntimeCall::Market(pallet_market::Call::accept_bid { order, .. }) => {
 			pallet_market::Orders::<Runtime>::get(order).map_or(alice(), |o| o.buyer)
 		}
