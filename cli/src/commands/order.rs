@@ -28,7 +28,7 @@ pub enum OrderCmd {
 	/// An order and its bids.
 	Show { order: u64 },
 	/// Cancels an open order: every bid is released and each bidder whose bid could still win is
-	/// paid the chain's bid compensation (0.05 STINT on Stint's runtime) from the escrow; the rest
+	/// paid the chain's bid compensation (0.03 STINT on Stint's runtime) from the escrow; the rest
 	/// is refunded.
 	Cancel { order: u64 },
 	/// Turns down a provider's bid on your open order: a bid that could still win is released,

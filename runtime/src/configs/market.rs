@@ -17,10 +17,10 @@ parameter_types! {
 	/// Held for every standing bid, returned when it is accepted, retracted or released.
 	pub const BidDeposit: Balance = STINT;
 	/// Paid from an order's escrow to each bidder its buyer let go unaccepted (cancelled,
-	/// expired or rejected): about the fee of the bid it placed (runtime test
-	/// `a_bait_order_pays_every_bidder_it_froze`), so a bait order costs its buyer that per
-	/// bid, and bidding to collect it earns nothing.
-	pub const BidCompensation: Balance = 50 * MILLI_STINT;
+	/// expired or rejected): just under the fee of the cheapest bid there is (0.040 STINT: one
+	/// GPU, a free slot; runtime test `a_bait_order_pays_every_bidder_it_froze`), so a bait
+	/// order costs its buyer that per bid, and bidding to collect it earns nothing.
+	pub const BidCompensation: Balance = 30 * MILLI_STINT;
 	pub const MinOrderDeposit: Balance = 10 * STINT;
 	/// Two blocks: enough for a provider's worker to see the order and bid.
 	pub const MinBidWindow: BlockNumber = 2;
