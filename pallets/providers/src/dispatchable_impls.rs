@@ -412,12 +412,7 @@ impl<T: Config> Pallet<T> {
 
 	/// This chain's genesis hash: what a worker key's consent names.
 	pub fn genesis_hash() -> [u8; 32] {
-		let hash = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
-		let mut bytes = [0u8; 32];
-		let source = hash.as_ref();
-		let len = source.len().min(32);
-		bytes[..len].copy_from_slice(&source[..len]);
-		bytes
+		stint_traits::genesis_hash::<T>()
 	}
 
 	/// The nonce the next consent of worker key `key` must sign.

@@ -330,6 +330,17 @@ impl<AccountId> Obligations<AccountId> for () {
 /// reach has room for. Scheduling never fails and never loses an id; the hook's work per block is
 /// bounded (one bucket and [`buckets::overflow_share`] of the overflow), so nothing is ever
 /// iterated in full. Market deadlines and stream wake-ups both use it.
+/// This chain's genesis hash, as 32 bytes: what a worker's signed report and a worker key's
+/// consent name, so that neither can be replayed on another chain.
+pub fn genesis_hash<T: frame_system::Config>() -> [u8; 32] {
+	let hash = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+	let mut bytes = [0u8; 32];
+	let source = hash.as_ref();
+	let len = source.len().min(32);
+	bytes[..len].copy_from_slice(&source[..len]);
+	bytes
+}
+
 pub mod buckets {
 	use alloc::vec::Vec;
 	use codec::{Decode, DecodeWithMemTracking, Encode, FullCodec, MaxEncodedLen};
