@@ -140,7 +140,7 @@ pub fn parse_worker_key(text: &str) -> Result<[u8; 32], Error> {
 }
 
 /// Where a worker key's consent holds: on the chain whose genesis hash is `genesis`, as the
-/// key's binding number `nonce` ([`Client::consent_scope`] reads both).
+/// provider's consent number `nonce` ([`Client::consent_scope`] reads both).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConsentScope {
 	pub genesis: [u8; 32],
@@ -148,8 +148,8 @@ pub struct ConsentScope {
 }
 
 /// A worker key's consent to act for `provider`: its signature over
-/// [`stint_primitives::worker_proof_payload`] of the chain, the provider's account and the key's
-/// nonce. The chain binds a worker key only with it, once.
+/// [`stint_primitives::worker_proof_payload`] of the chain, the provider's account and the
+/// provider's consent nonce. The chain binds a worker key only with it, once.
 pub fn worker_proof(worker: &Keypair, provider: &AccountId, scope: ConsentScope) -> [u8; 64] {
 	let payload = stint_primitives::worker_proof_payload(&scope.genesis, &provider.0, scope.nonce);
 	worker.sign(&payload).0

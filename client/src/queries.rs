@@ -570,18 +570,24 @@ impl Client {
 		})
 	}
 
-	/// Where worker key `key`'s next consent holds: this chain, at the key's nonce
-	/// (`Providers.WorkerKeyNonces`, how many times it was bound).
-	pub async fn consent_scope(&self, key: [u8; 32]) -> Result<crate::ConsentScope, Error> {
-		let at = self.block().await?;
-		let fetched = at
-			.storage()
-			.try_fetch(runtime::storage().providers().worker_key_nonces(), (key,))
-			.await
-			.map_err(Error::rpc)?;
-		let nonce = match fetched {
-			Some(value) => value.decode().map_err(Error::rpc)?,
-			None => 0,
+	/// Where the next worker-key consent to act for `provider` holds: this chain, at the
+	/// provider's nonce (how many consents it used: `consents` in its record, or in the history
+	/// the chain keeps of it once it left, `Providers.Histories`).
+	pub async fn consent_scope(&self, provider: &AccountId) -> Result<crate::ConsentScope, Error> {
+		let nonce = match self.provider(provider).await? {
+			Some(record) => record.consents,
+			None => {
+				let at = self.block().await?;
+				let fetched = at
+					.storage()
+					.try_fetch(runtime::storage().providers().histories(), (*provider,))
+					.await
+					.map_err(Error::rpc)?;
+				match fetched {
+					Some(value) => value.decode().map_err(Error::rpc)?.consents,
+					None => 0,
+				}
+			}
 		};
 		Ok(crate::ConsentScope { genesis: self.genesis_hash(), nonce })
 	}

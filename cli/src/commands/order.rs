@@ -35,6 +35,10 @@ pub enum OrderCmd {
 	/// its provider paid the bid compensation and barred from bidding on this order again; one
 	/// that cannot is dropped and its deposit is yours.
 	Reject { order: u64, provider: String },
+	/// Closes an order whose bid window (or time to accept) is over but which the chain's block
+	/// hook has not reached yet, as the hook would: free. Providers' workers do it for the
+	/// orders they bid on.
+	Close { order: u64 },
 	/// Prunes a leased order a week after its lease ended, with its lease and stream: the
 	/// storage deposit goes back to the buyer (a tenth to you, if you are not the buyer).
 	Reap { order: u64 },
@@ -92,6 +96,9 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 		OrderCmd::Reject { order, provider } => {
 			let provider = parse_account(provider)?;
 			ctx.send(&tx.market().reject_bid(*order, provider)).await?;
+		}
+		OrderCmd::Close { order } => {
+			ctx.send(&tx.market().close_order(*order)).await?;
 		}
 		OrderCmd::Reap { order } => {
 			ctx.send(&tx.market().reap_order(*order)).await?;

@@ -103,12 +103,8 @@ async fn provider_file(
 		true => machine::HardwareSource::Probe(&probe.scratch),
 		false => machine::HardwareSource::File,
 	};
-	// The key's consent names this chain and the key's next binding; a key that does not parse
-	// is named by the file's checks below.
-	let scope = match parse_worker_key(&parsed.worker_key) {
-		Ok(key) => ctx.client.consent_scope(key).await?,
-		Err(_) => Default::default(),
-	};
+	// The key's consent names this chain and the provider's next consent.
+	let scope = ctx.client.consent_scope(&account).await?;
 	machine::provider(parsed, source, &account, scope).map_err(|refusal| match refusal {
 		machine::Refusal::File(e) => in_file(e),
 		machine::Refusal::Probe(e) => Fail::Probe(e),
@@ -150,7 +146,7 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 		}
 		ProviderCmd::RotateKey { worker_key, from, proof } => {
 			let who = ctx.account(&None)?;
-			let scope = ctx.client.consent_scope(parse_worker_key(worker_key)?).await?;
+			let scope = ctx.client.consent_scope(&who).await?;
 			let (to, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who, scope)?;
 			let from = match from {
 				Some(from) => parse_worker_key(from)?,
@@ -176,7 +172,7 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 		}
 		ProviderCmd::BindWorker { worker_key, devices, proof } => {
 			let who = ctx.account(&None)?;
-			let scope = ctx.client.consent_scope(parse_worker_key(worker_key)?).await?;
+			let scope = ctx.client.consent_scope(&who).await?;
 			let (key, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who, scope)?;
 			let devices = devices.iter().map(|d| device(d)).collect::<Result<Vec<_>, _>>()?;
 			ctx.send(&tx.providers().bind_worker(key, devices, proof)).await?;
@@ -184,8 +180,8 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 		ProviderCmd::KeyProof { provider } => {
 			let provider = parse_account(provider)?;
 			let worker = ctx.signer()?;
-			// Valid on this chain, for the key's next binding only.
-			let scope = ctx.client.consent_scope(worker.public_key().0).await?;
+			// Valid on this chain, for the provider's next consent only.
+			let scope = ctx.client.consent_scope(&provider).await?;
 			let proof = format!("0x{}", hex::encode(worker_proof(&worker, &provider, scope)));
 			if ctx.json() {
 				show::json(&serde_json::json!({

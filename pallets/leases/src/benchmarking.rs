@@ -328,19 +328,20 @@ mod benches {
 		assert!(Disputes::<T>::contains_key(setup.lease));
 	}
 
-	/// The draw queue's bucket holds `r` disputes that were decided since (each read and
-	/// passed over): the hook's cost besides the draws themselves, which `draw_weight` bounds.
+	/// The draw queue holds `r` disputes due now that were decided since (each read and passed
+	/// over): the hook's cost besides the draws themselves, which `draw_weight` bounds.
 	#[benchmark]
 	fn on_initialize(r: Linear<0, { T::MaxDrawsPerBlock::get() }>) {
 		let now = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
-		let ids: alloc::vec::Vec<LeaseId> = (0..r as u64).collect();
-		Draws::<T>::insert(now, BoundedVec::truncate_from(ids));
+		for id in 0..r as LeaseId {
+			stint_traits::buckets::schedule::<crate::DrawQueue<T>>(id, now, now);
+		}
 		frame_system::Pallet::<T>::set_block_number(now);
 		#[block]
 		{
 			Pallet::<T>::draw_due(now);
 		}
-		assert!(Draws::<T>::get(now).is_empty());
+		assert!(Draws::<T>::iter().next().is_none());
 	}
 
 	/// A replica of `g` devices seals its result: its fixed lease's stream closed, its devices

@@ -9,9 +9,9 @@
 //! the disputed provider, its worker keys or the buyer.
 
 use crate::{
-	BuyerRecords, Config, Dispute, DisputeOf, DisputeStatus, Disputes, DrawOverflow,
-	DrawOverflowEnds, Draws, Error, Event, LeaseOf, LeaseStatus, Leases, NextLeaseId, Pallet,
-	PendingVerdicts, WeightInfo, MAX_DISPUTE_DRAWS,
+	BuyerRecords, Config, Dispute, DisputeOf, DisputeStatus, Disputes, DrawCursor, DrawPages,
+	Draws, Error, Event, LeaseOf, LeaseStatus, Leases, NextLeaseId, Pallet, PendingVerdicts,
+	WeightInfo, MAX_DISPUTE_DRAWS,
 };
 use frame::{deps::frame_support::storage::with_storage_layer, prelude::*};
 use stint_primitives::{fault_of, Fault, LeaseId, Outcome, ResultCommitment, SlashReason};
@@ -20,16 +20,16 @@ use stint_traits::{
 	ReputationRecorder,
 };
 
-/// The draw queue: [`Draws`] with its overflow.
+/// The draw queue: [`Draws`], its page counts and its cursor.
 pub struct DrawQueue<T>(core::marker::PhantomData<T>);
 
 impl<T: Config> buckets::Queue for DrawQueue<T> {
 	type Block = BlockNumberFor<T>;
 	type Id = LeaseId;
-	type Bound = T::MaxDrawsPerBlock;
-	type Buckets = Draws<T>;
-	type Overflow = DrawOverflow<T>;
-	type Ends = DrawOverflowEnds<T>;
+	type PerBlock = T::MaxDrawsPerBlock;
+	type Pages = Draws<T>;
+	type PageCounts = DrawPages<T>;
+	type Cursor = DrawCursor<T>;
 }
 
 impl<T: Config> Pallet<T> {
@@ -113,6 +113,7 @@ impl<T: Config> Pallet<T> {
 	/// overflow), each on its own storage layer so that one failing voids only itself.
 	pub(crate) fn draw_due(now: BlockNumberFor<T>) -> Weight {
 		let (due, read) = buckets::take_due::<DrawQueue<T>>(now);
+		let taken = due.len() as u32;
 		let mut draws = 0u32;
 		for (id, slot) in due {
 			let Some(mut dispute) = Disputes::<T>::get(id) else { continue };
@@ -120,15 +121,9 @@ impl<T: Config> Pallet<T> {
 				continue;
 			}
 			dispute.slot = None;
-			match dispute.status {
-				DisputeStatus::Drawing { at } if at > now => {
-					// Taken from the overflow before its block: wait for it.
-					dispute.slot = Some(buckets::schedule::<DrawQueue<T>>(id, at, now));
-					Disputes::<T>::insert(id, dispute);
-					continue;
-				}
-				DisputeStatus::Drawing { .. } => {}
-				_ => continue,
+			// The queue hands nothing over before its block.
+			if !matches!(dispute.status, DisputeStatus::Drawing { .. }) {
+				continue;
 			}
 			draws.saturating_inc();
 			if let Err(error) = with_storage_layer(|| Self::draw(id, dispute)) {
@@ -138,7 +133,8 @@ impl<T: Config> Pallet<T> {
 				}
 			}
 		}
-		T::WeightInfo::on_initialize(read)
+		T::WeightInfo::on_initialize(taken)
+			.saturating_add(T::DbWeight::get().reads_writes(read.into(), read.into()))
 			.saturating_add(Self::draw_weight().saturating_mul(draws.into()))
 	}
 
@@ -388,7 +384,6 @@ impl<T: Config> Pallet<T> {
 	/// draw queue or on a live verification lease of its own; every verification lease names
 	/// a dispute that lists it.
 	pub(crate) fn dispute_try_state() -> Result<(), frame::deps::sp_runtime::TryRuntimeError> {
-		let now = Self::now();
 		for (id, dispute) in Disputes::<T>::iter() {
 			ensure!(Leases::<T>::contains_key(id), "a dispute of an unknown lease");
 			ensure!(dispute.draws <= MAX_DISPUTE_DRAWS, "a dispute drew too often");
@@ -431,7 +426,7 @@ impl<T: Config> Pallet<T> {
 				ensure!(dispute.verifiers.contains(&id), "a dispute does not list its verifier");
 			}
 		}
-		for (id, slot) in buckets::all::<DrawQueue<T>>(now)? {
+		for (id, slot) in buckets::all::<DrawQueue<T>>()? {
 			let dispute = Disputes::<T>::get(id).ok_or("a draw of an unknown dispute")?;
 			ensure!(dispute.slot == Some(slot), "a draw queued elsewhere than its dispute says");
 		}

@@ -67,6 +67,20 @@ impl<T: Config> LeaseFactory<T::AccountId, T::Balance, BlockNumberFor<T>> for Pa
 		lease.ended_at
 	}
 
+	fn record_bytes(replicas: u32) -> u32 {
+		// Each key: a 16-byte hash and the id. A lease keeps its record, a dispute of its
+		// result (while both are kept) and its stream; a replicated order keeps a group.
+		let key = 16 + LeaseId::max_encoded_len();
+		let lease = key + LeaseOf::<T>::max_encoded_len();
+		let dispute = key + crate::DisputeOf::<T>::max_encoded_len();
+		let per_lease = (lease + dispute) as u32 + T::Streams::record_bytes();
+		let group = match replicas > 1 {
+			true => (key + crate::ReplicaGroupOf::<T>::max_encoded_len()) as u32,
+			false => 0,
+		};
+		per_lease.saturating_mul(replicas.max(1)).saturating_add(group)
+	}
+
 	fn reap(id: LeaseId) -> DispatchResult {
 		let lease = Self::lease(id)?;
 		ensure!(!lease.status.is_live(), Error::<T>::LeaseLive);
@@ -524,7 +538,7 @@ impl<T: Config> Pallet<T> {
 			if lease.status.is_live() {
 				for device in &lease.devices {
 					ensure!(
-						T::Registry::committed_to(device) == Some(id),
+						T::Registry::committed_to(&lease.provider, device) == Some(id),
 						"a live lease's device is not committed to it"
 					);
 				}

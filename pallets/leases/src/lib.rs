@@ -52,7 +52,7 @@ pub trait BenchmarkHelper<AccountId, Balance> {
 pub mod pallet {
 	use super::*;
 	use stint_traits::{
-		OrderRequirements, PaymentStreams, ProviderCollateral, ProviderRegistry,
+		buckets, OrderRequirements, PaymentStreams, ProviderCollateral, ProviderRegistry,
 		ReputationRecorder, Slashing,
 	};
 
@@ -183,7 +183,8 @@ pub mod pallet {
 		#[pallet::no_default]
 		type MaxDrawScan: Get<u32>;
 
-		/// The most draws due in one block (more wait in an overflow queue).
+		/// The most draws the block hook makes in one block; more wait for the next block, in
+		/// the order they fell due.
 		#[pallet::constant]
 		#[pallet::no_default]
 		type MaxDrawsPerBlock: Get<u32>;
@@ -238,23 +239,18 @@ pub mod pallet {
 	pub type Disputes<T: Config> =
 		StorageMap<_, Blake2_128Concat, LeaseId, DisputeOf<T>, OptionQuery>;
 
-	/// Disputes whose verifier is drawn at the start of a block, by block.
+	/// Disputes whose verifier is drawn at the start of a block, by block and page.
 	#[pallet::storage]
-	pub type Draws<T: Config> = StorageMap<
-		_,
-		Twox64Concat,
-		BlockNumberFor<T>,
-		BoundedVec<LeaseId, T::MaxDrawsPerBlock>,
-		ValueQuery,
-	>;
+	pub type Draws<T: Config> =
+		StorageMap<_, Twox64Concat, (BlockNumberFor<T>, u32), buckets::Page<LeaseId>, ValueQuery>;
 
-	/// Draws that found no room in a block's bucket, by position.
+	/// How many pages of [`Draws`] each block has had.
 	#[pallet::storage]
-	pub type DrawOverflow<T: Config> = StorageMap<_, Twox64Concat, u32, LeaseId, OptionQuery>;
+	pub type DrawPages<T: Config> = StorageMap<_, Twox64Concat, BlockNumberFor<T>, u32, ValueQuery>;
 
-	/// The draw overflow queue's next position to take and next free position.
+	/// The first page of [`Draws`] the hook has not handled.
 	#[pallet::storage]
-	pub type DrawOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
+	pub type DrawCursor<T: Config> = StorageValue<_, buckets::Slot<BlockNumberFor<T>>, OptionQuery>;
 
 	/// The replicas of each replicated order, by order: their seals and, once decided, the
 	/// majority. Pruned with the order.

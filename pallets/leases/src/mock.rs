@@ -167,7 +167,7 @@ impl ProviderRegistry<u64> for FakeRegistry {
 	fn check_offer(_: &u64, _: &[DeviceId], _: &GpuRequirements) -> DispatchResult {
 		Ok(())
 	}
-	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
+	fn committed_to(_: &u64, device: &DeviceId) -> Option<LeaseId> {
 		committed(*device)
 	}
 	fn commit_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {

@@ -61,7 +61,7 @@ impl<T: Config> Pallet<T> {
 			worker.map(|key| T::Registry::worker_devices(&provider, &key));
 		let free: Vec<_> = T::Registry::devices(&provider)
 			.into_iter()
-			.filter(|device| T::Registry::committed_to(&device.uuid_hash).is_none())
+			.filter(|device| T::Registry::committed_to(&provider, &device.uuid_hash).is_none())
 			.filter(|device| own.as_ref().is_none_or(|own| own.contains(&device.uuid_hash)))
 			.collect();
 		let now = frame_system::Pallet::<T>::block_number();

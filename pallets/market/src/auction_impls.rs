@@ -2,9 +2,9 @@
 //! bounded block hook, and the market's invariants.
 
 use crate::{
-	asset, BalanceOf, BidOf, Bids, Config, DeadlineOverflow, DeadlineOverflowEnds, Deadlines,
-	Error, Event, NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet,
-	ProviderBids, Rejections, StandingBidCount, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+	asset, BalanceOf, BidOf, Bids, Config, DeadlineCursor, DeadlinePages, Deadlines, Error, Event,
+	NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet, ProviderBids,
+	Rejections, StandingBidCount, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -17,22 +17,23 @@ use stint_traits::{
 	LeaseFactory, NewLease, ProviderCollateral, ProviderRegistry, StandingBids,
 };
 
-/// The market's deadline queue: [`Deadlines`] with its overflow.
+/// The market's deadline queue: [`Deadlines`], its page counts and its cursor.
 pub struct DeadlineQueue<T>(core::marker::PhantomData<T>);
 
 impl<T: Config> buckets::Queue for DeadlineQueue<T> {
 	type Block = BlockNumberFor<T>;
 	type Id = OrderId;
-	type Bound = T::MaxDeadlinesPerBlock;
-	type Buckets = Deadlines<T>;
-	type Overflow = DeadlineOverflow<T>;
-	type Ends = DeadlineOverflowEnds<T>;
+	type PerBlock = T::MaxDeadlinesPerBlock;
+	type Pages = Deadlines<T>;
+	type PageCounts = DeadlinePages<T>;
+	type Cursor = DeadlineCursor<T>;
 }
 
 impl<T: Config> Pallet<T> {
-	/// Handles every order whose deadline falls in `now`: the close of its bid window (auto-accept
-	/// or expiry when nobody bid) or the end of its buyer's time to accept (expiry); and a share
-	/// of the overflow, each order handled if due and scheduled again if not.
+	/// Handles the orders whose deadline has come, in the order they fell due, as many as a
+	/// block's hook may: the close of a bid window (auto-accept, or expiry when nobody bid) or
+	/// the end of a buyer's time to accept (expiry). What a busy block leaves waits for the next
+	/// one; anyone may close such an order at once with `close_order`.
 	pub(crate) fn process_deadlines(now: BlockNumberFor<T>) -> Weight {
 		let (due, read) = buckets::take_due::<DeadlineQueue<T>>(now);
 		// The hook is weighed for `budget` orders of one lease each. A replicated order's
@@ -68,8 +69,27 @@ impl<T: Config> Pallet<T> {
 		}
 		T::WeightInfo::on_initialize(processed)
 			.saturating_add(Self::replica_weight(extra))
-			.saturating_add(T::DbWeight::get().reads(read.into()))
-			.saturating_add(T::DbWeight::get().reads_writes(1, 2).saturating_mul(deferred.into()))
+			.saturating_add(T::DbWeight::get().reads_writes(read.into(), read.into()))
+			.saturating_add(T::DbWeight::get().reads_writes(3, 3).saturating_mul(deferred.into()))
+	}
+
+	/// What closing one order may cost, at most, and what it cost when it created `leases`
+	/// leases beyond the first: as the hook weighs an order.
+	pub fn close_weight(leases: Option<u32>) -> Weight {
+		let replicas = T::MaxReplicas::get().saturating_sub(1);
+		T::WeightInfo::on_initialize(1)
+			.saturating_add(Self::replica_weight(leases.unwrap_or(replicas).min(replicas)))
+	}
+
+	/// Closes open order `id` whose deadline has come but which the block hook has not reached,
+	/// as the hook would. Returns how many leases beyond one it created.
+	pub(crate) fn do_close_order(id: OrderId) -> Result<u32, DispatchError> {
+		let order = Orders::<T>::get(id).ok_or(Error::<T>::UnknownOrder)?;
+		ensure!(order.status == OrderStatus::Open, Error::<T>::OrderNotOpen);
+		let now = frame_system::Pallet::<T>::block_number();
+		let slot = order.deadline.filter(|slot| slot.block <= now).ok_or(Error::<T>::NotDue)?;
+		buckets::unschedule::<DeadlineQueue<T>>(&id, slot);
+		Self::on_deadline(id, slot, now)
 	}
 
 	/// What `replicas` leases cost beyond the one per order the hook's benchmark creates: each
@@ -79,16 +99,15 @@ impl<T: Config> Pallet<T> {
 		T::WeightInfo::accept_bid(1).saturating_mul(replicas.into())
 	}
 
-	/// Puts an order whose deadline failed back in the queue (the next block's bucket, or the
-	/// overflow), so it is not forgotten.
+	/// Puts an order the hook took but did not handle back in the queue, where the hook goes on
+	/// from, so it is neither forgotten nor put behind what falls due later.
 	fn requeue(id: OrderId, slot: Slot<BlockNumberFor<T>>) {
 		let Some(mut order) = Orders::<T>::get(id) else { return };
 		if order.status != OrderStatus::Open || order.deadline != Some(slot) {
 			return;
 		}
-		order.deadline = None;
-		let next = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
-		Self::schedule(id, &mut order, next);
+		let now = frame_system::Pallet::<T>::block_number();
+		order.deadline = Some(buckets::requeue::<DeadlineQueue<T>>(id, now));
 		Orders::<T>::insert(id, order);
 	}
 
@@ -106,7 +125,7 @@ impl<T: Config> Pallet<T> {
 		}
 		order.deadline = None;
 		if now < order.bids_close_at {
-			// Drained from the overflow before its window closed: wait for the close.
+			// Never handed over before its block; should it be, it waits for the close.
 			let close = order.bids_close_at;
 			Self::schedule(id, &mut order, close);
 			Orders::<T>::insert(id, order);
@@ -314,8 +333,8 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// Queues `id` for the deadline `at`: in the bucket of `at` or a later one with room, else in
-	/// the overflow. Never fails: a full queue must not refuse a user's call.
+	/// Queues `id` for the deadline `at` (never before the next block). Never fails: a busy queue
+	/// must not refuse a user's call.
 	pub(crate) fn schedule(id: OrderId, order: &mut OrderOf<T>, at: BlockNumberFor<T>) {
 		let earliest = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
 		order.deadline = Some(buckets::schedule::<DeadlineQueue<T>>(id, at, earliest));
@@ -332,7 +351,6 @@ impl<T: Config> Pallet<T> {
 	/// deposit on its provider, the bid counts are right, and every open order waits in its
 	/// deadline bucket.
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
-		let now = frame_system::Pallet::<T>::block_number();
 		let mut escrow: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut storage: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
@@ -410,7 +428,7 @@ impl<T: Config> Pallet<T> {
 		for (id, _) in Rejections::<T>::iter() {
 			ensure!(OpenOrders::<T>::contains_key(id), "an order that is not open has rejections");
 		}
-		for (id, slot) in buckets::all::<DeadlineQueue<T>>(now)? {
+		for (id, slot) in buckets::all::<DeadlineQueue<T>>()? {
 			let order = Orders::<T>::get(id).ok_or("the deadline queue names an unknown order")?;
 			ensure!(
 				order.deadline == Some(slot),

@@ -258,7 +258,7 @@ mod benches {
 		let ids: Vec<OrderId> =
 			(0..n).map(|i| order_with_bids::<T>(i, T::MaxBidsPerOrder::get(), true).1).collect();
 		let at = frame_system::Pallet::<T>::block_number().saturating_add(T::MinBidWindow::get());
-		assert_eq!(Deadlines::<T>::get(at).len() as u32, n);
+		assert_eq!(Deadlines::<T>::iter_values().map(|page| page.len() as u32).sum::<u32>(), n);
 		frame_system::Pallet::<T>::set_block_number(at);
 		#[block]
 		{

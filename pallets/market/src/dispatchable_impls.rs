@@ -107,10 +107,14 @@ impl<T: Config> Pallet<T> {
 	}
 
 	/// What keeping `order` costs: `StorageDepositBase` per replica, and
-	/// `StorageDepositPerByte` for every byte of it (each replica's lease and stream are small
-	/// and bounded: its base covers them).
-	pub(crate) fn storage_deposit_for(order: &crate::OrderOf<T>) -> BalanceOf<T> {
-		let bytes: BalanceOf<T> = (order.encoded_size() as u32).into();
+	/// `StorageDepositPerByte` for every byte of it (its key and record) and of the most its
+	/// leases may keep until they are reaped with it (each lease, its dispute and its stream).
+	pub fn storage_deposit_for(order: &crate::OrderOf<T>) -> BalanceOf<T> {
+		let key = 16 + crate::OrderId::max_encoded_len() as u32;
+		let bytes = key
+			.saturating_add(order.encoded_size() as u32)
+			.saturating_add(T::Leases::record_bytes(order.terms.replicas));
+		let bytes: BalanceOf<T> = bytes.into();
 		let replicas: BalanceOf<T> = order.terms.replicas.max(1).into();
 		T::StorageDepositBase::get()
 			.saturating_mul(replicas)

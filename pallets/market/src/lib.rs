@@ -24,7 +24,7 @@ pub use stint_traits::OrderId;
 pub use types::*;
 pub use weights::WeightInfo;
 
-use frame::{prelude::*, traits::fungible};
+use frame::{deps::frame_support::dispatch::WithPostDispatchInfo, prelude::*, traits::fungible};
 use stint_primitives::{DeviceId, JobSpec, LeaseId};
 
 /// How many of the best bids the close of a window tries before the order expires (a bid fails
@@ -48,7 +48,7 @@ pub trait BenchmarkHelper<AccountId> {
 #[frame::pallet]
 pub mod pallet {
 	use super::*;
-	use stint_traits::{LeaseFactory, ProviderCollateral, ProviderRegistry};
+	use stint_traits::{buckets, LeaseFactory, ProviderCollateral, ProviderRegistry};
 
 	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
 
@@ -197,8 +197,8 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxGpusPerOrder: Get<u32>;
 
-		/// The most orders in one block's deadline bucket; the hook also drains a quarter of
-		/// this from the overflow each block.
+		/// The most orders whose deadline the block hook handles in one block; more wait for the
+		/// next block, in the order they fell due.
 		#[pallet::constant]
 		type MaxDeadlinesPerBlock: Get<u32>;
 
@@ -270,24 +270,21 @@ pub mod pallet {
 	pub type StandingBidCount<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, u32, ValueQuery>;
 
-	/// Orders the block hook looks at in a block: the close of their bid window, or the end of
-	/// the time their buyer had to accept.
+	/// Orders the block hook looks at, by the block they fall due in and page: the close of
+	/// their bid window, or the end of the time their buyer had to accept.
 	#[pallet::storage]
-	pub type Deadlines<T: Config> = StorageMap<
-		_,
-		Twox64Concat,
-		BlockNumberFor<T>,
-		BoundedVec<OrderId, T::MaxDeadlinesPerBlock>,
-		ValueQuery,
-	>;
+	pub type Deadlines<T: Config> =
+		StorageMap<_, Twox64Concat, (BlockNumberFor<T>, u32), buckets::Page<OrderId>, ValueQuery>;
 
-	/// Orders whose deadline found no bucket with room: the hook drains them a few per block.
+	/// How many pages of [`Deadlines`] each block has had.
 	#[pallet::storage]
-	pub type DeadlineOverflow<T: Config> = StorageMap<_, Twox64Concat, u32, OrderId, OptionQuery>;
+	pub type DeadlinePages<T: Config> =
+		StorageMap<_, Twox64Concat, BlockNumberFor<T>, u32, ValueQuery>;
 
-	/// The next position of [`DeadlineOverflow`] to drain, and its next free position.
+	/// The first page of [`Deadlines`] the hook has not handled.
 	#[pallet::storage]
-	pub type DeadlineOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
+	pub type DeadlineCursor<T: Config> =
+		StorageValue<_, buckets::Slot<BlockNumberFor<T>>, OptionQuery>;
 
 	/// The providers whose bids the buyer of an open order rejected: none of them may bid on it
 	/// again. Removed with the order's bids, when it is leased, cancelled or expires.
@@ -512,6 +509,8 @@ pub mod pallet {
 		/// A command argument or an environment value holds a NUL byte or is not UTF-8: no
 		/// process can be given it.
 		UnpassableText,
+		/// The order's deadline has not come yet (or the block hook handled it already).
+		NotDue,
 	}
 
 	#[pallet::hooks]
@@ -648,6 +647,23 @@ pub mod pallet {
 		) -> DispatchResult {
 			ensure_signed(origin)?;
 			Self::do_drop_dead_bid(order, &provider)
+		}
+
+		/// Anyone closes open `order` whose deadline has come (its bid window closed, or its
+		/// buyer's time to accept ended) but which the block hook has not reached yet: the hook
+		/// handles `MaxDeadlinesPerBlock` orders a block, in the order they fell due, so a flood
+		/// of orders can make it late. Does exactly what the hook would, and is free when it
+		/// does; refused (`NotDue`) otherwise, at the cost of reading the order.
+		#[pallet::call_index(8)]
+		#[pallet::weight(Pallet::<T>::close_weight(None))]
+		pub fn close_order(origin: OriginFor<T>, order: OrderId) -> DispatchResultWithPostInfo {
+			ensure_signed(origin)?;
+			let leases = Self::do_close_order(order)
+				.map_err(|error| error.with_weight(T::DbWeight::get().reads(1)))?;
+			Ok(PostDispatchInfo {
+				actual_weight: Some(Self::close_weight(Some(leases))),
+				pays_fee: Pays::No,
+			})
 		}
 	}
 }

@@ -182,13 +182,13 @@ impl ProviderRegistry<u64> for FakeRegistry {
 			DispatchError::Other("NotYourDevice")
 		);
 		ensure!(
-			devices.iter().all(|d| Self::committed_to(d).is_none()),
+			devices.iter().all(|d| Devices::committed_to(d).is_none()),
 			DispatchError::Other("DeviceCommitted")
 		);
 		ensure!(devices.len() as u32 == req.gpu_count, DispatchError::Other("Unfit"));
 		Ok(())
 	}
-	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
+	fn committed_to(_: &u64, device: &DeviceId) -> Option<LeaseId> {
 		Devices::committed_to(device)
 	}
 	fn commit_devices(_: &u64, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
@@ -232,6 +232,10 @@ impl LeaseFactory<u64, Balance, u64> for FakeLeases {
 
 	fn ended_at(lease: LeaseId) -> Option<u64> {
 		leases().get(lease as usize).and_then(|l| l.ended_at)
+	}
+
+	fn record_bytes(replicas: u32) -> u32 {
+		500 * replicas.max(1)
 	}
 
 	fn reap(lease: LeaseId) -> DispatchResult {

@@ -9,7 +9,7 @@ use frame::{
 	testing_prelude::*,
 	traits::fungible::Mutate,
 };
-use stint_traits::buckets::{Slot, MAX_SPILL_BLOCKS};
+use stint_traits::buckets::Slot;
 
 fn create(buyer: u64, terms: TermsOf<Test>, deposit: Balance) -> OrderId {
 	let id = NextOrderId::<Test>::get();
@@ -47,9 +47,9 @@ fn create_order_holds_the_escrow_and_schedules_the_window() {
 		let o = order(id);
 		assert_eq!(
 			(o.status, o.bids_close_at, o.deadline),
-			(OrderStatus::Open, 11, Some(Slot::Bucket(11)))
+			(OrderStatus::Open, 11, Some(Slot::first(11)))
 		);
-		assert!(Deadlines::<Test>::get(11).contains(&id));
+		assert!(Deadlines::<Test>::get((11, 0)).contains(&id));
 		assert_eq!(
 			last_event(),
 			Event::OrderCreated {
@@ -332,7 +332,7 @@ fn cancel_order_returns_everything() {
 			assert_eq!((locked(p), bid_deposits(p), free(p)), (0, 0, ENDOWMENT + BID_COMPENSATION));
 		}
 		assert!(Orders::<Test>::get(id).is_none());
-		assert!(Deadlines::<Test>::get(11).is_empty());
+		assert!(Deadlines::<Test>::get((11, 0)).is_empty());
 		assert_eq!(
 			last_event(),
 			Event::OrderCancelled {
@@ -560,7 +560,7 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 		bid(P2, second, 5);
 		run_to_block(11);
 		// Bidding is over, accepting is not.
-		assert_eq!(order(first).deadline, Some(Slot::Bucket(11 + ACCEPT_PERIOD)));
+		assert_eq!(order(first).deadline, Some(Slot::first(11 + ACCEPT_PERIOD)));
 		assert_noop!(
 			Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)]),
 			Error::<Test>::BiddingClosed
@@ -585,77 +585,84 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 }
 
 #[test]
-fn a_full_deadline_bucket_spills_into_the_next_block() {
+fn a_busy_block_leaves_deadlines_to_the_next_in_the_order_they_fell_due() {
 	ExtBuilder::build_and_execute(|| {
-		let ids: Vec<_> = (0..3).map(|_| create(BUYER, terms(), 1_000)).collect();
-		assert_eq!(Deadlines::<Test>::get(11).to_vec(), vec![ids[0], ids[1]]);
-		assert_eq!(order(ids[2]).deadline, Some(Slot::Bucket(12)));
+		// Five orders close at block 11; the hook handles two a block in the mock.
+		let ids: Vec<_> = (0..5).map(|_| create(OTHER_BUYER, terms(), 1_000)).collect();
+		let mut longer = terms();
+		longer.bid_window += 1;
+		let later = create(BUYER, longer, 1_000);
+		bid(P1, later, 5);
+		let open =
+			|ids: &[OrderId]| ids.iter().filter(|id| Orders::<Test>::get(id).is_some()).count();
 		run_to_block(11);
-		assert!(Orders::<Test>::get(ids[1]).is_none());
-		assert!(Orders::<Test>::get(ids[2]).is_some());
+		assert_eq!(open(&ids), 3);
 		run_to_block(12);
-		assert!(Orders::<Test>::get(ids[2]).is_none());
-	});
-}
-
-/// Fills every deadline bucket an order with the default window can reach (a bucket holds two in
-/// the mock), so the next such order goes to the overflow.
-fn fill_deadline_buckets() -> Vec<OrderId> {
-	(0..2 * MAX_SPILL_BLOCKS).map(|_| create(OTHER_BUYER, terms(), 1_000)).collect()
-}
-
-#[test]
-fn a_full_deadline_queue_never_refuses_an_order_and_never_loses_one() {
-	ExtBuilder::build_and_execute(|| {
-		let filler = fill_deadline_buckets();
-		assert_eq!(Deadlines::<Test>::get(11 + MAX_SPILL_BLOCKS as u64 - 1).len(), 2);
-		// Today's code refused this with `DeadlineQueueFull`.
-		let late = create(BUYER, terms(), 1_000);
-		assert_eq!(order(late).deadline, Some(Slot::Overflow(0)));
-		bid(P1, late, 5);
-		// Drained before its window closes, it waits again; it is never handled early.
-		run_to_block(10);
-		assert_eq!(order(late).status, OrderStatus::Open);
-		assert!(matches!(order(late).deadline, Some(Slot::Overflow(_))));
-		// At the close it is drained from the overflow and its auction runs as any other.
-		run_to_block(11);
-		assert!(matches!(order(late).status, OrderStatus::Leased { .. }));
-		// The orders in the buckets are not disturbed.
-		assert!(Orders::<Test>::get(filler[0]).is_none());
-		run_to_block(11 + MAX_SPILL_BLOCKS as u64);
-		assert!(filler.iter().all(|id| Orders::<Test>::get(id).is_none()));
+		// The one due at 12 waits behind the three left from 11.
+		assert_eq!((open(&ids), order(later).status), (1, OrderStatus::Open));
+		run_to_block(13);
+		assert_eq!(open(&ids), 0);
+		assert!(matches!(order(later).status, OrderStatus::Leased { .. }));
+		// Caught up: the next block's hook reads its cursor and an empty block.
+		System::set_block_number(14);
+		assert_eq!(Market::on_initialize(14), <() as WeightInfo>::on_initialize(0));
+		assert_eq!(DeadlineCursor::<Test>::get(), Some(Slot::first(15)));
 	});
 }
 
 #[test]
-fn the_last_block_number_sends_a_full_bucket_to_the_overflow() {
+fn a_block_with_more_deadlines_than_a_page_opens_another() {
 	ExtBuilder::build_and_execute(|| {
-		// Every probe lands on the same, last, block: two fit, the third overflows.
+		let ids: Vec<_> = (0..stint_traits::buckets::PAGE_SIZE + 1)
+			.map(|_| create(OTHER_BUYER, terms(), 1_000))
+			.collect();
+		assert_eq!(order(ids[0]).deadline, Some(Slot::first(11)));
+		assert_eq!(order(*ids.last().unwrap()).deadline, Some(Slot { block: 11, page: 1 }));
+		assert_eq!(DeadlinePages::<Test>::get(11), 2);
+		// Cancelling one takes it off its page; the last one on a page takes the page too.
+		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(OTHER_BUYER), *ids.last().unwrap()));
+		assert!(!Deadlines::<Test>::contains_key((11, 1)));
+		run_to_block(11 + ids.len() as u64 / 2);
+		assert!(ids.iter().all(|id| Orders::<Test>::get(id).is_none()), "each one expired");
+	});
+}
+
+#[test]
+fn deadlines_at_the_last_block_number_are_queued_too() {
+	ExtBuilder::build_and_execute(|| {
 		System::set_block_number(u64::MAX - 20);
 		let mut near_end = terms();
 		near_end.bid_window = 100;
 		let ids: Vec<_> = (0..3).map(|_| create(BUYER, near_end.clone(), 1_000)).collect();
-		assert_eq!(order(ids[1]).deadline, Some(Slot::Bucket(u64::MAX)));
-		assert_eq!(order(ids[2]).deadline, Some(Slot::Overflow(0)));
+		assert!(ids.iter().all(|id| order(*id).deadline == Some(Slot::first(u64::MAX))));
 		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), ids[2]));
-		assert!(DeadlineOverflow::<Test>::iter().next().is_none());
+		assert_eq!(Deadlines::<Test>::get((u64::MAX, 0)).to_vec(), ids[..2].to_vec());
 	});
 }
 
 #[test]
-fn the_hook_drains_a_bounded_share_of_the_overflow() {
+fn anyone_closes_an_order_the_hook_has_not_reached_for_free() {
 	ExtBuilder::build_and_execute(|| {
-		let _ = fill_deadline_buckets();
-		let late: Vec<_> = (0..3).map(|_| create(BUYER, terms(), 1_000)).collect();
-		assert_eq!(DeadlineOverflowEnds::<Test>::get(), (0, 3));
-		System::set_block_number(2);
-		// An empty bucket and one overflow position (a quarter of a bucket of two, at least one).
-		assert_eq!(Market::on_initialize(2), <() as WeightInfo>::on_initialize(1));
-		// Not due: back at the tail.
-		assert_eq!(DeadlineOverflowEnds::<Test>::get(), (1, 4));
-		assert_eq!(order(late[0]).deadline, Some(Slot::Overflow(3)));
-		run_to_block(11 + 3);
-		assert!(late.iter().all(|id| Orders::<Test>::get(id).is_none()), "each one expired");
+		let crowd: Vec<_> = (0..8).map(|_| create(OTHER_BUYER, terms(), 1_000)).collect();
+		let id = create(BUYER, terms(), 1_000);
+		bid(P1, id, 5);
+		let close = |who| Market::close_order(RuntimeOrigin::signed(who), id);
+		// Before its window closes it is not due: refused, at the cost of reading the order.
+		let refused = close(P2).unwrap_err();
+		assert_eq!(refused.error, Error::<Test>::NotDue.into());
+		assert_eq!(refused.post_info.actual_weight, Some(Weight::zero()));
+		run_to_block(11);
+		// The hook took two of the nine due: this order waits behind the crowd.
+		assert_eq!(order(id).status, OrderStatus::Open);
+		let closed = close(P2).unwrap();
+		assert_eq!(closed.pays_fee, Pays::No);
+		assert!(matches!(order(id).status, OrderStatus::Leased { .. }));
+		assert_eq!(leases().last().map(|l| l.provider), Some(P1));
+		assert_noop!(close(P2).map_err(|e| e.error), Error::<Test>::OrderNotOpen);
+		// The crowd is handled in its turn, the closed order no more.
+		run_to_block(15);
+		assert!(crowd.iter().all(|id| Orders::<Test>::get(id).is_none()));
+		assert!(matches!(order(id).status, OrderStatus::Leased { .. }));
 	});
 }
 
@@ -706,7 +713,10 @@ fn an_order_pays_for_its_storage_until_it_is_pruned() {
 		StorageDepositPerByte::set(2);
 		let cancelled = create(BUYER, terms(), 1_000);
 		let storage = order(cancelled).storage_deposit;
-		assert_eq!(storage, 50 + 2 * order(cancelled).encoded_size() as u64);
+		// Its key (a 16-byte hash and the id), its record, and what its lease keeps (the mock's
+		// leases say 500 bytes).
+		let bytes = 16 + 8 + order(cancelled).encoded_size() as u64 + 500;
+		assert_eq!(storage, 50 + 2 * bytes);
 		assert_eq!(storage_deposits(BUYER), storage);
 		assert_eq!(free(BUYER), ENDOWMENT - 1_000 - storage);
 		// Cancelled or expired: gone at once, the deposit back.

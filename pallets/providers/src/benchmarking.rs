@@ -71,7 +71,7 @@ fn worker<T: Config>(who: &T::AccountId) -> (WorkerKey, WorkerProof) {
 	let payload = stint_primitives::worker_proof_payload(
 		&Pallet::<T>::genesis_hash(),
 		&who.encode(),
-		Pallet::<T>::worker_key_nonce(&key),
+		Pallet::<T>::consent_nonce(who),
 	);
 	let proof = sp_io::crypto::sr25519_sign(WORKER, &key, &payload).expect("the keystore signs");
 	(key, proof)

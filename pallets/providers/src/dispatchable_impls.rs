@@ -1,10 +1,9 @@
 //! What each call does, after the origin is checked.
 
 use crate::{
-	asset, AllowPlainHttp, BalanceOf, CommittedDevices, Config, DeviceHistory, DeviceOwners, Error,
-	Event, Hardware, HardwareOf, HardwareSpec, Pallet, PastReputation, ProviderCount, ProviderInfo,
-	ProviderRecordOf, ProviderStatus, Registry, Reputation, Worker, WorkerAccounts,
-	WorkerKeyNonces, WorkerOf, WorkerProof,
+	asset, AllowPlainHttp, BalanceOf, CommittedDevices, Config, Error, Event, Hardware, HardwareOf,
+	HardwareSpec, Histories, History, Pallet, ProviderCount, ProviderInfo, ProviderRecordOf,
+	ProviderStatus, Registry, Reputation, Worker, WorkerAccounts, WorkerOf, WorkerProof,
 };
 use alloc::{collections::BTreeSet, vec::Vec};
 use codec::Encode;
@@ -31,22 +30,22 @@ impl<T: Config> Pallet<T> {
 		ensure!(!WorkerAccounts::<T>::contains_key(who), Error::<T>::AccountIsWorkerKey);
 		let (name, endpoint, region) = Self::check_info(info)?;
 		Self::check_new_worker_key(who, &worker_key)?;
+		// A provider's history survives leaving and coming back under its account.
+		let history = Histories::<T>::get(who);
+		let mut consents = history.map_or(0, |history| history.consents);
 		if let Some(proof) = proof {
-			Self::check_proof(who, &worker_key, proof)?;
+			Self::check_proof(who, &worker_key, proof, consents)?;
+			consents.saturating_inc();
 		}
-		let hardware = Self::check_hardware(who, hardware)?;
+		let hardware = Self::check_hardware(hardware)?;
 
 		let deposit = Self::deposit_for(&hardware);
 		asset::hold_deposit::<T>(who, deposit)?;
-		// A provider's history survives leaving and coming back, under its account or its GPUs.
-		let reputation = Self::inherit(
-			who,
-			PastReputation::<T>::take(who).unwrap_or_default(),
-			hardware.gpus.iter().map(|gpu| &gpu.uuid_hash),
-		);
-		for gpu in &hardware.gpus {
-			DeviceOwners::<T>::insert(gpu.uuid_hash, who);
+		if let Some(history) = history {
+			Histories::<T>::remove(who);
+			asset::release_deposit::<T>(who, history.deposit)?;
 		}
+		let reputation = history.map(|history| history.reputation).unwrap_or_default();
 		// The first worker runs the whole machine.
 		let devices: BoundedVec<DeviceId, T::MaxGpus> =
 			BoundedVec::truncate_from(hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect());
@@ -66,6 +65,7 @@ impl<T: Config> Pallet<T> {
 				registered_at: frame_system::Pallet::<T>::block_number(),
 				reputation,
 				active_leases: 0,
+				consents,
 			},
 		);
 		ProviderCount::<T>::mutate(|count| count.saturating_inc());
@@ -88,24 +88,10 @@ impl<T: Config> Pallet<T> {
 	) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		ensure!(record.active_leases == 0, Error::<T>::DevicesCommitted);
-		let hardware = Self::check_hardware(who, hardware)?;
+		let hardware = Self::check_hardware(hardware)?;
 
 		let deposit = Self::deposit_for(&hardware);
 		asset::adjust_deposit::<T>(who, record.deposit, deposit)?;
-		let new: BTreeSet<DeviceId> = hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
-		let old: BTreeSet<DeviceId> =
-			record.hardware.gpus.iter().map(|gpu| gpu.uuid_hash).collect();
-		record.reputation = Self::inherit(who, record.reputation, new.difference(&old));
-		let keep = Self::worth_inheriting(&record.reputation);
-		for device in old.difference(&new) {
-			DeviceOwners::<T>::remove(device);
-			if keep {
-				DeviceHistory::<T>::insert(device, who);
-			}
-		}
-		for device in new.difference(&old) {
-			DeviceOwners::<T>::insert(device, who);
-		}
 		// Bids name devices of the old inventory: none of them may win a lease now.
 		let retracted = T::Bids::retract_all(who);
 		Self::rebind_after_hardware_change(who, &mut record.workers, &hardware);
@@ -160,7 +146,8 @@ impl<T: Config> Pallet<T> {
 			.position(|worker| worker.key == from)
 			.ok_or(Error::<T>::UnknownWorkerKey)?;
 		Self::check_new_worker_key(who, &to)?;
-		Self::check_proof(who, &to, proof)?;
+		Self::check_proof(who, &to, proof, record.consents)?;
+		record.consents.saturating_inc();
 		record.workers[index].key = to;
 		WorkerAccounts::<T>::remove(Self::worker_account(&from));
 		WorkerAccounts::<T>::insert(Self::worker_account(&to), (who.clone(), to));
@@ -184,12 +171,13 @@ impl<T: Config> Pallet<T> {
 		if existing.is_none() {
 			Self::check_new_worker_key(who, &worker_key)?;
 		}
-		Self::check_proof(who, &worker_key, proof)?;
+		Self::check_proof(who, &worker_key, proof, record.consents)?;
+		record.consents.saturating_inc();
 		let mut seen = BTreeSet::new();
 		for device in &devices {
 			ensure!(seen.insert(*device), Error::<T>::DuplicateDevice);
 			ensure!(
-				DeviceOwners::<T>::get(device).as_ref() == Some(who),
+				record.hardware.gpus.iter().any(|gpu| &gpu.uuid_hash == device),
 				Error::<T>::UnknownDevice
 			);
 			let elsewhere = record
@@ -205,7 +193,7 @@ impl<T: Config> Pallet<T> {
 			.unwrap_or_default();
 		let moved: Vec<DeviceId> = before.symmetric_difference(&seen).copied().collect();
 		for device in &moved {
-			ensure!(!Self::is_committed(device), Error::<T>::DevicesCommitted);
+			ensure!(!Self::is_committed(who, device), Error::<T>::DevicesCommitted);
 		}
 		let count = devices.len() as u32;
 		match existing {
@@ -244,7 +232,7 @@ impl<T: Config> Pallet<T> {
 			.position(|worker| worker.key == worker_key)
 			.ok_or(Error::<T>::UnknownWorkerKey)?;
 		ensure!(
-			!record.workers[index].devices.iter().any(Self::is_committed),
+			!record.workers[index].devices.iter().any(|device| Self::is_committed(who, device)),
 			Error::<T>::DevicesCommitted
 		);
 		let worker = record.workers.remove(index);
@@ -310,15 +298,17 @@ impl<T: Config> Pallet<T> {
 		ensure!(T::Obligations::pending(who) == 0, Error::<T>::VerdictsPending);
 
 		asset::release_deposit::<T>(who, record.deposit)?;
-		let keep = Self::worth_inheriting(&record.reputation);
-		for gpu in &record.hardware.gpus {
-			DeviceOwners::<T>::remove(gpu.uuid_hash);
-			if keep {
-				DeviceHistory::<T>::insert(gpu.uuid_hash, who);
-			}
-		}
-		if record.reputation != Reputation::default() {
-			PastReputation::<T>::insert(who, record.reputation);
+		// What must outlive the record: a history to come back to, and the consents used.
+		let mut deposit_kept = Zero::zero();
+		if record.reputation != Reputation::default() || record.consents > 0 {
+			deposit_kept = Self::history_deposit();
+			asset::hold_deposit::<T>(who, deposit_kept)?;
+			let history = History {
+				reputation: record.reputation,
+				consents: record.consents,
+				deposit: deposit_kept,
+			};
+			Histories::<T>::insert(who, history);
 		}
 		for worker in &record.workers {
 			WorkerAccounts::<T>::remove(Self::worker_account(&worker.key));
@@ -327,41 +317,10 @@ impl<T: Config> Pallet<T> {
 		ProviderCount::<T>::mutate(|count| count.saturating_dec());
 		Self::deposit_event(Event::Deregistered {
 			provider: who.clone(),
-			deposit_released: record.deposit,
+			deposit_released: record.deposit.saturating_sub(deposit_kept),
+			deposit_kept,
 		});
 		Ok(())
-	}
-
-	/// Whether GPUs that leave a provider with `reputation` keep it for their next owner: only a
-	/// score below a fresh start's, since [`Self::inherit`] only ever takes the worse one. So
-	/// what a provider can make the chain keep after it is gone costs it leases it failed: an
-	/// account's own history is kept only if it has one, and its GPUs' only if it is bad.
-	fn worth_inheriting(reputation: &Reputation) -> bool {
-		reputation.score() < Reputation::default().score()
-	}
-
-	/// `own`, or the reputation of a provider that had one of `devices` before `who`, whichever
-	/// scores worst: a bad history cannot be shed by moving GPUs to a new account, and a good
-	/// one cannot be bought with a used GPU.
-	fn inherit<'a>(
-		who: &T::AccountId,
-		own: Reputation,
-		devices: impl Iterator<Item = &'a DeviceId>,
-	) -> Reputation {
-		let mut worst = own;
-		for device in devices {
-			let Some(before) = DeviceHistory::<T>::get(device).filter(|before| before != who)
-			else {
-				continue;
-			};
-			let theirs = Registry::<T>::get(&before)
-				.map(|record| record.reputation)
-				.or_else(|| PastReputation::<T>::get(&before));
-			if let Some(theirs) = theirs.filter(|theirs| theirs.score() < worst.score()) {
-				worst = theirs;
-			}
-		}
-		worst
 	}
 
 	/// The record of a registered provider.
@@ -395,19 +354,31 @@ impl<T: Config> Pallet<T> {
 		T::WorkerAccount::convert(*key)
 	}
 
-	/// `proof` is `key`'s signature over its consent to act for `who`, on this chain, as the
-	/// key's next binding: nobody binds (and so squats) a key they do not hold, and a consent
-	/// is used up by the binding it made (the key's nonce moves on).
-	fn check_proof(who: &T::AccountId, key: &WorkerKey, proof: &WorkerProof) -> DispatchResult {
-		let nonce = WorkerKeyNonces::<T>::get(key);
+	/// `proof` is `key`'s signature over its consent to act for `who`, on this chain, as `who`'s
+	/// consent number `nonce` (the caller moves `who`'s count on): nobody binds (and so squats)
+	/// a key they do not hold, and a consent binds once.
+	fn check_proof(
+		who: &T::AccountId,
+		key: &WorkerKey,
+		proof: &WorkerProof,
+		nonce: u32,
+	) -> DispatchResult {
 		let payload =
 			stint_primitives::worker_proof_payload(&Self::genesis_hash(), &who.encode(), nonce);
 		ensure!(
 			frame::deps::sp_io::crypto::sr25519_verify(proof, &payload, key),
 			Error::<T>::BadWorkerKeyProof
 		);
-		WorkerKeyNonces::<T>::insert(key, nonce.saturating_add(1));
 		Ok(())
+	}
+
+	/// What keeping a [`History`] row costs: `DepositPerByte` for its key and its value.
+	pub fn history_deposit() -> BalanceOf<T> {
+		// The key: a 16-byte hash and the account.
+		let bytes =
+			16 + T::AccountId::max_encoded_len() + History::<BalanceOf<T>>::max_encoded_len();
+		let bytes: BalanceOf<T> = (bytes as u32).into();
+		T::DepositPerByte::get().saturating_mul(bytes)
 	}
 
 	/// This chain's genesis hash: what a worker key's consent names.
@@ -415,9 +386,13 @@ impl<T: Config> Pallet<T> {
 		stint_traits::genesis_hash::<T>()
 	}
 
-	/// The nonce the next consent of worker key `key` must sign.
-	pub fn worker_key_nonce(key: &WorkerKey) -> u32 {
-		WorkerKeyNonces::<T>::get(key)
+	/// The nonce the next consent to act for `who` must sign: how many consents `who` used,
+	/// registered or not.
+	pub fn consent_nonce(who: &T::AccountId) -> u32 {
+		Registry::<T>::get(who)
+			.map(|record| record.consents)
+			.or_else(|| Histories::<T>::get(who).map(|history| history.consents))
+			.unwrap_or(0)
 	}
 
 	/// A key that may become one of `who`'s worker keys: not its own account, bound by nobody,
@@ -430,11 +405,8 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// Checks an inventory for `who`: its own devices may stay, nobody else's may appear.
-	fn check_hardware(
-		who: &T::AccountId,
-		spec: HardwareSpec,
-	) -> Result<HardwareOf<T>, DispatchError> {
+	/// Checks an inventory: each GPU named once, none of them empty.
+	fn check_hardware(spec: HardwareSpec) -> Result<HardwareOf<T>, DispatchError> {
 		ensure!(!spec.gpus.is_empty(), Error::<T>::NoGpus);
 		ensure!(spec.cpu_cores > 0, Error::<T>::ZeroCpuCores);
 		ensure!(spec.ram_mib > 0, Error::<T>::ZeroRam);
@@ -445,9 +417,6 @@ impl<T: Config> Pallet<T> {
 			ensure!(gpu.vram_mib > 0, Error::<T>::ZeroVram);
 			ensure!(!gpu.model.is_empty(), Error::<T>::EmptyGpuModel);
 			ensure!(seen.insert(gpu.uuid_hash), Error::<T>::DuplicateDevice);
-			if let Some(owner) = DeviceOwners::<T>::get(gpu.uuid_hash) {
-				ensure!(&owner == who, Error::<T>::DeviceTaken);
-			}
 		}
 		Ok(Hardware {
 			gpus,
@@ -457,8 +426,8 @@ impl<T: Config> Pallet<T> {
 		})
 	}
 
-	/// Whether `device` is committed to a lease.
-	pub(crate) fn is_committed(device: &stint_primitives::DeviceId) -> bool {
-		CommittedDevices::<T>::contains_key(device)
+	/// Whether `who`'s `device` is committed to a lease.
+	pub(crate) fn is_committed(who: &T::AccountId, device: &stint_primitives::DeviceId) -> bool {
+		CommittedDevices::<T>::contains_key(who, device)
 	}
 }

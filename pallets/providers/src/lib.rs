@@ -94,6 +94,11 @@ pub mod pallet {
 		#[pallet::no_default]
 		type DepositPerGpu: Get<BalanceOf<Self>>;
 
+		/// Held for each byte of a record kept after its provider left ([`Histories`]).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type DepositPerByte: Get<BalanceOf<Self>>;
+
 		/// Blocks between `announce_exit` and the earliest `deregister`.
 		#[pallet::constant]
 		#[pallet::no_default]
@@ -151,28 +156,26 @@ pub mod pallet {
 	pub type Registry<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, ProviderRecordOf<T>, OptionQuery>;
 
-	/// The provider that registered each GPU: a GPU is registered at most once.
+	/// The lease each committed GPU serves, by provider and device. A device id names a GPU
+	/// within its provider's inventory only: without attestation the chain cannot tell one GPU
+	/// declared by two providers from two GPUs, so it does not try, and nobody can block or
+	/// taint another provider's GPUs by declaring their ids first.
 	#[pallet::storage]
-	pub type DeviceOwners<T: Config> =
-		StorageMap<_, Blake2_128Concat, DeviceId, T::AccountId, OptionQuery>;
-
-	/// The lease each committed GPU serves.
-	#[pallet::storage]
-	pub type CommittedDevices<T: Config> =
-		StorageMap<_, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
+	pub type CommittedDevices<T: Config> = StorageDoubleMap<
+		_,
+		Blake2_128Concat,
+		T::AccountId,
+		Blake2_128Concat,
+		DeviceId,
+		LeaseId,
+		OptionQuery,
+	>;
 
 	/// The provider each bound worker key acts for, by the worker key's account: worker keys are
 	/// unique across providers.
 	#[pallet::storage]
 	pub type WorkerAccounts<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, (T::AccountId, WorkerKey), OptionQuery>;
-
-	/// How many times each worker key was bound (registered, bound or rotated to): the nonce its
-	/// next consent must sign ([`stint_primitives::worker_proof_payload`]), so a consent binds
-	/// once and never again after the key is unbound.
-	#[pallet::storage]
-	pub type WorkerKeyNonces<T: Config> =
-		StorageMap<_, Blake2_128Concat, WorkerKey, u32, ValueQuery>;
 
 	/// How many providers are registered.
 	#[pallet::storage]
@@ -184,18 +187,12 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type AllowPlainHttp<T: Config> = StorageValue<_, bool, ValueQuery>;
 
-	/// The reputation of accounts that deregistered: registering again starts from it, not from
-	/// a clean 50%.
+	/// What the chain keeps of accounts that deregistered, each with the deposit that pays for
+	/// it: registering again starts from its reputation, not from a clean 50 %, and its used
+	/// worker-key consents stay used.
 	#[pallet::storage]
-	pub type PastReputation<T: Config> =
-		StorageMap<_, Blake2_128Concat, T::AccountId, Reputation, OptionQuery>;
-
-	/// The last provider that registered each GPU and then let it go (deregistering, or dropping
-	/// it from its inventory): whoever registers the GPU next inherits that provider's reputation
-	/// if it is worse than its own.
-	#[pallet::storage]
-	pub type DeviceHistory<T: Config> =
-		StorageMap<_, Blake2_128Concat, DeviceId, T::AccountId, OptionQuery>;
+	pub type Histories<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, History<BalanceOf<T>>, OptionQuery>;
 
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
@@ -271,6 +268,9 @@ pub mod pallet {
 			provider: T::AccountId,
 			/// The deposit returned to it.
 			deposit_released: BalanceOf<T>,
+			/// Kept held for the history the chain keeps of it ([`Histories`]), until it
+			/// registers again.
+			deposit_kept: BalanceOf<T>,
 		},
 		/// A lease outcome changed a provider's reputation.
 		ReputationUpdated {
@@ -327,7 +327,7 @@ pub mod pallet {
 		/// The devices are not all bound to one worker key (one machine).
 		DevicesNotOnOneWorker,
 		/// The proof is not the worker key's signature over its consent to act for the signer on
-		/// this chain as its next binding (`WorkerKeyNonces`): a consent works once.
+		/// this chain as the signer's next consent (its `consents` count): a consent works once.
 		BadWorkerKeyProof,
 		/// No GPU in the inventory.
 		NoGpus,
@@ -339,8 +339,6 @@ pub mod pallet {
 		EmptyGpuModel,
 		/// A GPU (UUID hash) appears twice.
 		DuplicateDevice,
-		/// A GPU is already registered by another provider.
-		DeviceTaken,
 		/// The machine reports zero CPU cores.
 		ZeroCpuCores,
 		/// The machine reports zero RAM.
@@ -412,6 +410,13 @@ pub mod pallet {
 
 	#[pallet::hooks]
 	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
+		fn integrity_test() {
+			assert!(
+				Pallet::<T>::history_deposit() <= T::RegistrationDeposit::get(),
+				"a history's deposit must come out of the registration deposit"
+			);
+		}
+
 		#[cfg(feature = "try-runtime")]
 		fn try_state(_: BlockNumberFor<T>) -> Result<(), TryRuntimeError> {
 			Self::do_try_state()

@@ -54,6 +54,7 @@ impl pallet_providers::Config for Test {
 	type RuntimeHoldReason = RuntimeHoldReason;
 	type RegistrationDeposit = ConstU64<DEPOSIT>;
 	type DepositPerGpu = ConstU64<DEPOSIT_PER_GPU>;
+	type DepositPerByte = ConstU64<1>;
 	type ExitNotice = ConstU64<EXIT_NOTICE>;
 	type MaxGpus = ConstU32<4>;
 	type MaxNameLen = ConstU32<16>;
@@ -118,13 +119,14 @@ pub fn worker_account(seed: u8) -> u64 {
 
 /// Worker key `seed`'s consent to act for `who`.
 pub fn proof(seed: u8, who: u64) -> WorkerProof {
+	stale_proof(seed, who, Providers::consent_nonce(&who))
+}
+
+/// Worker key `seed`'s consent to act for `who` as `who`'s consent number `nonce`.
+pub fn stale_proof(seed: u8, who: u64, nonce: u32) -> WorkerProof {
 	use codec::Encode;
-	let key = worker_key(seed);
-	let payload = stint_primitives::worker_proof_payload(
-		&Providers::genesis_hash(),
-		&who.encode(),
-		Providers::worker_key_nonce(&key),
-	);
+	let payload =
+		stint_primitives::worker_proof_payload(&Providers::genesis_hash(), &who.encode(), nonce);
 	pair(seed).sign(&payload)
 }
 

@@ -2,7 +2,7 @@
 //! invariants `try_state` checks.
 
 use crate::{
-	asset, CommittedDevices, Config, DeviceOwners, Error, Event, Pallet, ProviderCount,
+	asset, CommittedDevices, Config, Error, Event, Histories, Pallet, ProviderCount,
 	ProviderStatus, Registry, WorkerAccounts,
 };
 use alloc::{collections::BTreeMap, collections::BTreeSet, vec::Vec};
@@ -73,7 +73,7 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 				.iter()
 				.find(|gpu| &gpu.uuid_hash == id)
 				.ok_or(Error::<T>::UnknownDevice)?;
-			ensure!(!Self::is_committed(id), Error::<T>::DeviceBusy);
+			ensure!(!Self::is_committed(who, id), Error::<T>::DeviceBusy);
 			offered.push(gpu.clone());
 		}
 		// Its results are signed by one worker key: the devices must be on one machine.
@@ -90,8 +90,8 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 		})
 	}
 
-	fn committed_to(device: &DeviceId) -> Option<LeaseId> {
-		CommittedDevices::<T>::get(device)
+	fn committed_to(who: &T::AccountId, device: &DeviceId) -> Option<LeaseId> {
+		CommittedDevices::<T>::get(who, device)
 	}
 
 	fn commit_devices(who: &T::AccountId, devices: &[DeviceId], lease: LeaseId) -> DispatchResult {
@@ -100,11 +100,14 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 		let mut seen = BTreeSet::new();
 		for id in devices {
 			ensure!(seen.insert(*id), Error::<T>::DuplicateDevice);
-			ensure!(DeviceOwners::<T>::get(id).as_ref() == Some(who), Error::<T>::UnknownDevice);
-			ensure!(!Self::is_committed(id), Error::<T>::DeviceBusy);
+			ensure!(
+				record.hardware.gpus.iter().any(|gpu| &gpu.uuid_hash == id),
+				Error::<T>::UnknownDevice
+			);
+			ensure!(!Self::is_committed(who, id), Error::<T>::DeviceBusy);
 		}
 		for id in devices {
-			CommittedDevices::<T>::insert(id, lease);
+			CommittedDevices::<T>::insert(who, id, lease);
 		}
 		record.active_leases.saturating_inc();
 		Registry::<T>::insert(who, record);
@@ -114,8 +117,8 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 	fn release_devices(who: &T::AccountId, devices: &[DeviceId], lease: LeaseId) {
 		let mut released = false;
 		for id in devices {
-			if CommittedDevices::<T>::get(id) == Some(lease) {
-				CommittedDevices::<T>::remove(id);
+			if CommittedDevices::<T>::get(who, id) == Some(lease) {
+				CommittedDevices::<T>::remove(who, id);
 				released = true;
 			}
 		}
@@ -165,7 +168,7 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 					let fit: Vec<DeviceId> = worker
 						.devices
 						.iter()
-						.filter(|id| !Self::is_committed(id))
+						.filter(|id| !Self::is_committed(&who, id))
 						.filter(|id| {
 							record.hardware.gpus.iter().any(|gpu| {
 								&gpu.uuid_hash == *id
@@ -201,7 +204,6 @@ impl<T: Config> ReputationRecorder<T::AccountId> for Pallet<T> {
 /// The registry's invariants.
 pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
 	let mut providers = 0u32;
-	let mut devices = 0u32;
 	let mut workers = 0u32;
 	for (who, record) in Registry::<T>::iter() {
 		providers += 1;
@@ -213,12 +215,9 @@ pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
 			record.deposit == Pallet::<T>::deposit_for(&record.hardware),
 			"a provider's deposit does not match its hardware"
 		);
+		let mut gpus = BTreeSet::new();
 		for gpu in &record.hardware.gpus {
-			devices += 1;
-			ensure!(
-				DeviceOwners::<T>::get(gpu.uuid_hash).as_ref() == Some(&who),
-				"a registered GPU is not owned by its provider"
-			);
+			ensure!(gpus.insert(gpu.uuid_hash), "a provider registered a GPU twice");
 		}
 		let mut bound = BTreeSet::new();
 		for worker in &record.workers {
@@ -243,14 +242,20 @@ pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
 		"the worker index has keys no provider bound"
 	);
 	ensure!(ProviderCount::<T>::get() == providers, "ProviderCount differs from the registry");
-	ensure!(
-		DeviceOwners::<T>::iter().count() as u32 == devices,
-		"DeviceOwners has devices no provider registered"
-	);
-
+	for (who, history) in Histories::<T>::iter() {
+		ensure!(!Registry::<T>::contains_key(&who), "a registered provider has a history row");
+		ensure!(
+			asset::held_deposit::<T>(&who) == history.deposit,
+			"a history's deposit is not what its account holds"
+		);
+	}
 	let mut leases_of: BTreeMap<T::AccountId, BTreeSet<LeaseId>> = BTreeMap::new();
-	for (device, lease) in CommittedDevices::<T>::iter() {
-		let owner = DeviceOwners::<T>::get(device).ok_or("a committed device has no owner")?;
+	for (owner, device, lease) in CommittedDevices::<T>::iter() {
+		let record = Registry::<T>::get(&owner).ok_or("a committed device has no provider")?;
+		ensure!(
+			record.hardware.gpus.iter().any(|gpu| gpu.uuid_hash == device),
+			"a committed device is not in its provider's inventory"
+		);
 		leases_of.entry(owner).or_default().insert(lease);
 	}
 	for (who, record) in Registry::<T>::iter() {

@@ -33,7 +33,6 @@ fn register_stores_the_record_and_holds_the_deposit() {
 		assert_eq!(held(1), DEPOSIT + 2 * DEPOSIT_PER_GPU);
 		assert_eq!(free(1) + held(1), ENDOWMENT);
 		assert_eq!(Balances::total_issuance(), issuance);
-		assert_eq!(DeviceOwners::<Test>::get([1; 32]), Some(1));
 		assert_eq!(ProviderCount::<Test>::get(), 1);
 		assert_eq!(
 			last_event(),
@@ -84,7 +83,7 @@ fn register_refuses_bad_input_and_changes_nothing() {
 }
 
 #[test]
-fn register_refuses_a_taken_device_a_second_registration_and_a_poor_account() {
+fn register_refuses_a_second_registration_and_a_poor_account_not_a_device_id_in_use() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
 		assert_noop!(
@@ -97,24 +96,27 @@ fn register_refuses_a_taken_device_a_second_registration_and_a_poor_account() {
 			),
 			Error::<Test>::AlreadyRegistered
 		);
-		assert_noop!(
-			Providers::register(
-				RuntimeOrigin::signed(2),
-				info(),
-				worker_key(9),
-				hardware(&[2, 3]),
-				proof(9, 2)
-			),
-			Error::<Test>::DeviceTaken
-		);
+		// A device id names a GPU within its provider's inventory: nobody blocks another
+		// provider's GPUs by declaring their ids first (issue 37, hole 5; before, this was
+		// refused with `DeviceTaken`).
+		assert_ok!(Providers::register(
+			RuntimeOrigin::signed(2),
+			info(),
+			worker_key(9),
+			hardware(&[2, 3]),
+			proof(9, 2)
+		));
+		assert_ok!(Providers::commit_devices(&1, &[[2; 32]], 7));
+		assert_eq!(Providers::committed_to(&2, &[2; 32]), None);
+		assert_ok!(Providers::commit_devices(&2, &[[2; 32]], 8));
 		// Account 7 has nothing to hold the deposit from.
 		assert_noop!(
 			Providers::register(
 				RuntimeOrigin::signed(7),
 				info(),
-				worker_key(9),
+				worker_key(10),
 				hardware(&[3]),
-				proof(9, 7)
+				proof(10, 7)
 			),
 			Error::<Test>::InsufficientBalance
 		);
@@ -163,7 +165,7 @@ fn update_info_changes_name_endpoint_and_region() {
 }
 
 #[test]
-fn update_hardware_moves_the_deposit_and_the_device_owners() {
+fn update_hardware_moves_the_deposit() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
 		register(2, &[5]);
@@ -174,17 +176,11 @@ fn update_hardware_moves_the_deposit_and_the_device_owners() {
 		// Shrink to one new GPU: the old ones are free for others, the deposit is released.
 		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[4])));
 		assert_eq!(held(1), DEPOSIT + DEPOSIT_PER_GPU);
-		assert_eq!(DeviceOwners::<Test>::get([1; 32]), None);
-		assert_eq!(DeviceOwners::<Test>::get([4; 32]), Some(1));
 		// Bids name devices of the old inventory: withdrawn at each change.
 		assert_eq!(retracted(), vec![1, 1]);
 		assert_eq!(
 			last_event(),
 			Event::HardwareUpdated { provider: 1, gpus: 1, deposit: DEPOSIT + DEPOSIT_PER_GPU }
-		);
-		assert_noop!(
-			Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[5])),
-			Error::<Test>::DeviceTaken
 		);
 		assert_noop!(
 			Providers::update_hardware(RuntimeOrigin::signed(3), hardware(&[6])),
@@ -538,16 +534,19 @@ fn exit_takes_notice_and_no_running_lease() {
 
 		let issuance = Balances::total_issuance();
 		assert_ok!(Providers::deregister(RuntimeOrigin::signed(1)));
+		// It used a worker-key consent: the chain keeps that (and its score), paid for.
+		let kept = Providers::history_deposit();
 		assert_eq!(
 			last_event(),
-			Event::Deregistered { provider: 1, deposit_released: DEPOSIT + 2 * DEPOSIT_PER_GPU }
+			Event::Deregistered {
+				provider: 1,
+				deposit_released: DEPOSIT + 2 * DEPOSIT_PER_GPU - kept,
+				deposit_kept: kept
+			}
 		);
-		assert_eq!((held(1), free(1)), (0, ENDOWMENT));
+		assert_eq!((held(1), free(1)), (kept, ENDOWMENT - kept));
 		assert_eq!(Balances::total_issuance(), issuance);
-		assert_eq!(DeviceOwners::<Test>::get([1; 32]), None);
 		assert_eq!(ProviderCount::<Test>::get(), 0);
-		// Its GPUs can now be registered by someone else.
-		register(2, &[1, 2]);
 	});
 }
 
@@ -629,7 +628,7 @@ fn committing_and_releasing_devices_tracks_active_leases() {
 		assert_ok!(Providers::commit_devices(&1, &[[1; 32], [2; 32]], 10));
 		assert_ok!(Providers::commit_devices(&1, &[[3; 32]], 11));
 		assert_eq!(Providers::record(&1).unwrap().active_leases, 2);
-		assert_eq!(Providers::committed_to(&[2; 32]), Some(10));
+		assert_eq!(Providers::committed_to(&1, &[2; 32]), Some(10));
 		assert_noop!(Providers::commit_devices(&1, &[[3; 32]], 12), Error::<Test>::DeviceBusy);
 		assert_noop!(Providers::commit_devices(&1, &[[4; 32]], 12), Error::<Test>::UnknownDevice);
 		assert_noop!(Providers::commit_devices(&1, &[], 12), Error::<Test>::NoDevicesOffered);
@@ -638,7 +637,7 @@ fn committing_and_releasing_devices_tracks_active_leases() {
 		assert_eq!(Providers::record(&1).unwrap().active_leases, 2);
 		Providers::release_devices(&1, &[[1; 32], [2; 32]], 10);
 		assert_eq!(Providers::record(&1).unwrap().active_leases, 1);
-		assert_eq!(Providers::committed_to(&[1; 32]), None);
+		assert_eq!(Providers::committed_to(&1, &[1; 32]), None);
 	});
 }
 
@@ -717,26 +716,24 @@ fn leave(who: u64) {
 }
 
 #[test]
-fn a_bad_history_survives_registering_again_under_the_same_account_or_gpus() {
+fn a_history_follows_its_account_and_no_gpu_carries_one() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
 		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow, Permill::one());
 		let bad = Providers::reputation(&1).unwrap();
 		assert!(bad < Permill::from_percent(50));
 		leave(1);
-		// Today's code gave a clean 50% to both.
 		register(1, &[3]);
 		assert_eq!(Providers::reputation(&1), Some(bad), "the same account keeps its history");
+		// Device ids are the provider's own word: another account declaring the same ids
+		// neither inherits a history from them nor writes one onto them (issue 37, hole 5).
 		register(2, &[2]);
-		assert_eq!(Providers::reputation(&2), Some(bad), "the same GPU brings its history");
-		// A GPU dropped from one inventory and added to another carries it too.
-		register(3, &[4]);
+		assert_eq!(Providers::reputation(&2), Some(Permill::from_percent(50)));
+		register(3, &[1]);
 		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::Slashed, Permill::one());
-		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::Slashed, Permill::one());
-		let worse = Providers::reputation(&3).unwrap();
-		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(3), hardware(&[5])));
-		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(2), hardware(&[2, 4])));
-		assert_eq!(Providers::reputation(&2), Some(worse));
+		leave(3);
+		register(4, &[1]);
+		assert_eq!(Providers::reputation(&4), Some(Permill::from_percent(50)));
 	});
 }
 
@@ -754,26 +751,36 @@ fn a_good_history_is_not_bought_with_a_used_gpu() {
 }
 
 #[test]
-fn only_a_history_that_matters_outlives_its_record() {
+fn the_history_kept_after_leaving_is_paid_for_by_its_size_and_refunded_on_return() {
+	use codec::MaxEncodedLen;
 	ExtBuilder::default().build_and_execute(|| {
-		// Registering with four GPUs and leaving, with no lease behind it, leaves nothing.
-		register(1, &[1, 2, 3, 4]);
+		// The deposit is `DepositPerByte` for each byte of the row: its key (a 16-byte hash and
+		// the account) and its value.
+		let bytes = 16 + u64::max_encoded_len() + History::<Balance>::max_encoded_len();
+		assert_eq!(Providers::history_deposit(), bytes as Balance);
+		register(1, &[1, 2]);
+		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
 		leave(1);
-		assert_eq!(crate::PastReputation::<Test>::iter().count(), 0);
-		assert_eq!(crate::DeviceHistory::<Test>::iter().count(), 0);
-		// A good history stays with its account, not with its GPUs (inheriting takes the worse).
-		register(2, &[5, 6]);
-		<Providers as ReputationRecorder<u64>>::record(&2, Outcome::Completed, Permill::one());
-		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(2), hardware(&[5])));
-		leave(2);
-		assert!(crate::PastReputation::<Test>::get(2).is_some());
-		assert_eq!(crate::DeviceHistory::<Test>::iter().count(), 0);
-		// A bad one stays with both.
-		register(3, &[7]);
-		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::NoShow, Permill::one());
-		leave(3);
-		assert!(crate::PastReputation::<Test>::get(3).is_some());
-		assert_eq!(crate::DeviceHistory::<Test>::get([7; 32]), Some(3));
+		let history = crate::Histories::<Test>::get(1).expect("kept");
+		assert_eq!((history.consents, history.deposit), (1, Providers::history_deposit()));
+		assert_eq!(held(1), history.deposit);
+		// The consent it used stays used: registering again needs its next one.
+		assert_eq!(Providers::consent_nonce(&1), 1);
+		assert_noop!(
+			Providers::register(
+				RuntimeOrigin::signed(1),
+				info(),
+				worker_key(101),
+				hardware(&[1]),
+				stale_proof(101, 1, 0)
+			),
+			Error::<Test>::BadWorkerKeyProof
+		);
+		// Coming back takes the row and releases its deposit.
+		register(1, &[1]);
+		assert!(crate::Histories::<Test>::get(1).is_none());
+		assert_eq!(held(1), DEPOSIT + DEPOSIT_PER_GPU);
+		assert_eq!(Providers::record(&1).unwrap().consents, 2);
 	});
 }
 

@@ -94,6 +94,28 @@ pub enum ProviderStatus<BlockNumber> {
 	Exiting { notice_ends: BlockNumber },
 }
 
+/// What the chain keeps of a provider after it deregistered: the reputation it comes back with
+/// and how many worker-key consents it used (so that none of them binds a key again), with the
+/// deposit held on its account for keeping the row. Registering again takes the row and
+/// releases the deposit.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct History<Balance> {
+	pub reputation: Reputation,
+	pub consents: u32,
+	pub deposit: Balance,
+}
+
 /// A provider's track record, from on-chain outcomes only.
 #[derive(
 	Clone,
@@ -217,6 +239,9 @@ where
 	pub reputation: Reputation,
 	/// Leases its devices are committed to now.
 	pub active_leases: u32,
+	/// How many worker-key consents it used: the nonce the next one signs
+	/// ([`stint_primitives::worker_proof_payload`]).
+	pub consents: u32,
 }
 
 /// The record type for a runtime.

@@ -28,13 +28,12 @@ use frame::{prelude::*, traits::fungible};
 pub type BalanceOf<T> =
 	<<T as Config>::Currency as fungible::Inspect<<T as frame_system::Config>::AccountId>>::Balance;
 
-pub use stint_traits::buckets::MAX_SPILL_BLOCKS;
 pub use tick_impls::WakeupQueue;
 
 #[frame::pallet]
 pub mod pallet {
 	use super::*;
-	use stint_traits::StreamObserver;
+	use stint_traits::{buckets, StreamObserver};
 
 	const STORAGE_VERSION: StorageVersion = StorageVersion::new(0);
 
@@ -94,8 +93,8 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxDepositors: Get<u32>;
 
-		/// The most streams in one block's wake-up bucket; the hook also drains a quarter of
-		/// this from the overflow each block.
+		/// The most streams the block hook wakes in one block; more wait for the next block, in
+		/// the order they fell due.
 		#[pallet::constant]
 		type MaxWakeupsPerBlock: Get<u32>;
 
@@ -124,23 +123,20 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type NextStreamId<T: Config> = StorageValue<_, StreamId, ValueQuery>;
 
-	/// Streams to look at in a given block: their depletion, or the end of their grace.
+	/// Streams to look at, by block and page: their depletion, or the end of their grace.
 	#[pallet::storage]
-	pub type Wakeups<T: Config> = StorageMap<
-		_,
-		Twox64Concat,
-		BlockNumberFor<T>,
-		BoundedVec<StreamId, T::MaxWakeupsPerBlock>,
-		ValueQuery,
-	>;
+	pub type Wakeups<T: Config> =
+		StorageMap<_, Twox64Concat, (BlockNumberFor<T>, u32), buckets::Page<StreamId>, ValueQuery>;
 
-	/// Streams whose wake-up found no bucket with room: the hook drains them a few per block.
+	/// How many pages of [`Wakeups`] each block has had.
 	#[pallet::storage]
-	pub type WakeupOverflow<T: Config> = StorageMap<_, Twox64Concat, u32, StreamId, OptionQuery>;
+	pub type WakeupPages<T: Config> =
+		StorageMap<_, Twox64Concat, BlockNumberFor<T>, u32, ValueQuery>;
 
-	/// The next position of [`WakeupOverflow`] to drain, and its next free position.
+	/// The first page of [`Wakeups`] the hook has not handled.
 	#[pallet::storage]
-	pub type WakeupOverflowEnds<T: Config> = StorageValue<_, (u32, u32), ValueQuery>;
+	pub type WakeupCursor<T: Config> =
+		StorageValue<_, buckets::Slot<BlockNumberFor<T>>, OptionQuery>;
 
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]

@@ -154,6 +154,11 @@ impl<T: Config> PaymentStreams<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> fo
 		T::MaxDepositors::get()
 	}
 
+	fn record_bytes() -> u32 {
+		// The key: a 16-byte hash and the id.
+		(16 + StreamId::max_encoded_len() + crate::StreamOf::<T>::max_encoded_len()) as u32
+	}
+
 	fn reap(id: StreamId) -> DispatchResult {
 		let stream = Records::<T>::get(id).ok_or(Error::<T>::UnknownStream)?;
 		ensure!(stream.status == StreamStatus::Closed, Error::<T>::StreamOpen);
@@ -168,7 +173,6 @@ impl<T: Config> Pallet<T> {
 	/// The streams' invariants: money is conserved in every stream, the escrow held on each
 	/// depositor equals its amounts in all streams, and every open stream waits in its bucket.
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
-		let now = frame_system::Pallet::<T>::block_number();
 		let mut held_by: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut withheld_on: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		for (id, stream) in Records::<T>::iter() {
@@ -236,7 +240,7 @@ impl<T: Config> Pallet<T> {
 				"a payee's holdback differs from what its streams withhold"
 			);
 		}
-		for (id, slot) in buckets::all::<WakeupQueue<T>>(now)? {
+		for (id, slot) in buckets::all::<WakeupQueue<T>>()? {
 			let stream =
 				Records::<T>::get(id).ok_or("the wake-up queue names an unknown stream")?;
 			ensure!(

@@ -7,7 +7,7 @@ use frame::{
 	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
 	testing_prelude::*,
 };
-use stint_traits::buckets::{Slot, MAX_SPILL_BLOCKS};
+use stint_traits::buckets::Slot;
 use stint_traits::PaymentStreams;
 
 /// Opens a stream from BUYER to PROVIDER at block 1 and starts it.
@@ -84,8 +84,8 @@ fn open_holds_the_escrow_and_knows_its_depletion_block() {
 		assert_eq!(free(BUYER), ENDOWMENT - 1_000);
 		let s = stream(id);
 		assert_eq!(s.status, StreamStatus::Active { depletes_at: 101 });
-		assert_eq!((s.wake_at, s.held(), s.deposited), (Some(Slot::Bucket(101)), 1_000, 1_000));
-		assert!(Wakeups::<Test>::get(101).contains(&id));
+		assert_eq!((s.wake_at, s.held(), s.deposited), (Some(Slot::first(101)), 1_000, 1_000));
+		assert!(Wakeups::<Test>::get((101, 0)).contains(&id));
 		assert_eq!(Streams::depletes_at(id), Some(101));
 		assert!(System::events().iter().any(|r| r.event
 			== RuntimeEvent::Streams(Event::Opened {
@@ -226,7 +226,7 @@ fn a_top_up_during_grace_resumes_from_that_block() {
 		run_to_block(12);
 		assert_eq!(Streams::owed(id), Some(40));
 		// The old grace-end wake-up is gone: nothing closes the stream at block 11.
-		assert!(Wakeups::<Test>::get(6 + GRACE).is_empty());
+		assert!(Wakeups::<Test>::get((6 + GRACE, 0)).is_empty());
 		run_to_block(18);
 		assert_eq!(free(PROVIDER), ENDOWMENT + 150);
 		assert!(matches!(stream(id).status, StreamStatus::Suspended { .. }));
@@ -361,12 +361,11 @@ fn the_protocol_take_goes_to_the_treasury() {
 }
 
 #[test]
-fn a_full_bucket_spills_into_the_next_block() {
+fn a_busy_block_leaves_a_wake_up_to_the_next() {
 	ExtBuilder::build_and_execute(|| {
-		// Three streams deplete at block 11; a bucket holds two.
+		// Three streams deplete at block 11; the hook wakes two a block in the mock.
 		let ids: Vec<_> = (0..3).map(|_| open(10, 100)).collect();
-		assert_eq!(Wakeups::<Test>::get(11).to_vec(), vec![ids[0], ids[1]]);
-		assert_eq!(Wakeups::<Test>::get(12).to_vec(), vec![ids[2]]);
+		assert_eq!(Wakeups::<Test>::get((11, 0)).to_vec(), ids);
 		run_to_block(11);
 		assert!(matches!(stream(ids[1]).status, StreamStatus::Suspended { .. }));
 		assert!(matches!(stream(ids[2]).status, StreamStatus::Active { .. }));
@@ -393,23 +392,39 @@ fn the_hook_only_looks_at_its_own_bucket() {
 }
 
 #[test]
-fn a_full_wake_up_queue_never_refuses_a_start_and_never_loses_a_stream() {
+fn a_busy_block_leaves_wake_ups_to_the_next_in_the_order_they_fell_due() {
 	ExtBuilder::build_and_execute(|| {
-		// Every bucket from block 11 on is full (two per bucket in the mock).
-		let filler: Vec<_> = (0..2 * MAX_SPILL_BLOCKS).map(|_| open(10, 100)).collect();
-		// Today's code refused this start (the lease's ack) with `WakeupQueueFull`.
-		let late = open(10, 100);
-		assert_eq!(stream(late).wake_at, Some(Slot::Overflow(0)));
-		// Drained early, it is not suspended early: it waits again.
-		run_to_block(10);
-		assert!(matches!(stream(late).status, StreamStatus::Active { .. }));
-		// Drained at its depletion it is suspended, and closed when its grace ends.
+		// Five streams run dry at block 11; the hook wakes two a block in the mock.
+		let dry: Vec<_> = (0..5).map(|_| open(10, 100)).collect();
+		let later = open(10, 110);
+		let suspended = |ids: &[StreamId]| {
+			ids.iter()
+				.filter(|id| matches!(stream(**id).status, StreamStatus::Suspended { .. }))
+				.count()
+		};
 		run_to_block(11);
-		assert!(matches!(stream(late).status, StreamStatus::Suspended { .. }));
-		// Their grace ends spill later still, some to the overflow: all are closed in the end.
+		assert_eq!(suspended(&dry), 2);
+		run_to_block(12);
+		// The one due at 12 waits behind the three left from 11.
+		assert_eq!((suspended(&dry), suspended(&[later])), (4, 0));
+		// The last one from 11 and the one from 12, a block late.
+		run_to_block(13);
+		assert_eq!((suspended(&dry), suspended(&[later])), (5, 1));
+		// Nothing is lost: every stream closes when its grace ends, and the money adds up.
 		run_to_block(200);
-		assert!(filler.iter().chain([&late]).all(|id| stream(*id).status == StreamStatus::Closed));
-		assert_eq!(free(PROVIDER), ENDOWMENT + 100 * (filler.len() as u64 + 1));
+		assert!(dry.iter().chain([&later]).all(|id| stream(*id).status == StreamStatus::Closed));
+		assert_eq!(free(PROVIDER), ENDOWMENT + 100 * 5 + 110);
+	});
+}
+
+#[test]
+fn a_block_with_more_wake_ups_than_a_page_opens_another() {
+	ExtBuilder::build_and_execute(|| {
+		let ids: Vec<_> =
+			(0..stint_traits::buckets::PAGE_SIZE + 1).map(|_| open(10, 1_000)).collect();
+		assert_eq!(stream(ids[0]).wake_at, Some(Slot::first(101)));
+		assert_eq!(stream(*ids.last().unwrap()).wake_at, Some(Slot { block: 101, page: 1 }));
+		assert_eq!(WakeupPages::<Test>::get(101), 2);
 	});
 }
 

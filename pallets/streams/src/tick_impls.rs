@@ -1,9 +1,9 @@
 //! The block hook: suspend streams at their depletion block and close them when grace ends, with
-//! work bounded by one wake-up bucket per block.
+//! work bounded by `MaxWakeupsPerBlock` streams per block.
 
 use crate::{
-	CloseReason, Config, Event, Pallet, Records, StreamId, StreamOf, StreamStatus, WakeupOverflow,
-	WakeupOverflowEnds, Wakeups, WeightInfo,
+	CloseReason, Config, Event, Pallet, Records, StreamId, StreamOf, StreamStatus, WakeupCursor,
+	WakeupPages, Wakeups, WeightInfo,
 };
 use frame::{deps::frame_support::storage::with_storage_layer, prelude::*};
 use stint_traits::{
@@ -11,23 +11,24 @@ use stint_traits::{
 	StreamObserver,
 };
 
-/// The streams' wake-up queue: [`Wakeups`] with its overflow.
+/// The streams' wake-up queue: [`Wakeups`], its page counts and its cursor.
 pub struct WakeupQueue<T>(core::marker::PhantomData<T>);
 
 impl<T: Config> buckets::Queue for WakeupQueue<T> {
 	type Block = BlockNumberFor<T>;
 	type Id = StreamId;
-	type Bound = T::MaxWakeupsPerBlock;
-	type Buckets = Wakeups<T>;
-	type Overflow = WakeupOverflow<T>;
-	type Ends = WakeupOverflowEnds<T>;
+	type PerBlock = T::MaxWakeupsPerBlock;
+	type Pages = Wakeups<T>;
+	type PageCounts = WakeupPages<T>;
+	type Cursor = WakeupCursor<T>;
 }
 
 impl<T: Config> Pallet<T> {
-	/// Looks at every stream whose wake-up falls in `now`, and at a share of the overflow (each
-	/// handled if due, scheduled again if not).
+	/// Looks at the streams whose wake-up has come, in the order they fell due, as many as a
+	/// block's hook may.
 	pub(crate) fn wake_up(now: BlockNumberFor<T>) -> Weight {
 		let (due, read) = buckets::take_due::<WakeupQueue<T>>(now);
+		let taken = due.len() as u32;
 		for (id, slot) in due {
 			// Each stream on its own: one that cannot be processed does not stop the others.
 			let result = with_storage_layer(|| Self::wake_stream(id, slot, now));
@@ -36,20 +37,20 @@ impl<T: Config> Pallet<T> {
 				Self::requeue(id, slot);
 			}
 		}
-		T::WeightInfo::on_initialize(read)
-			.saturating_add(T::Observer::notification_weight().saturating_mul(read.into()))
+		T::WeightInfo::on_initialize(taken)
+			.saturating_add(T::DbWeight::get().reads_writes(read.into(), read.into()))
+			.saturating_add(T::Observer::notification_weight().saturating_mul(taken.into()))
 	}
 
-	/// Puts a stream whose wake-up failed back in the queue (the next block's bucket, or the
-	/// overflow), so it is not forgotten.
+	/// Puts a stream whose wake-up failed back in the queue, where the hook goes on from, so it
+	/// is not forgotten.
 	fn requeue(id: StreamId, slot: Slot<BlockNumberFor<T>>) {
 		let Some(mut stream) = Records::<T>::get(id) else { return };
 		if stream.status == StreamStatus::Closed || stream.wake_at != Some(slot) {
 			return;
 		}
-		stream.wake_at = None;
-		let next = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
-		Self::schedule(id, &mut stream, next);
+		let now = frame_system::Pallet::<T>::block_number();
+		stream.wake_at = Some(buckets::requeue::<WakeupQueue<T>>(id, now));
 		Records::<T>::insert(id, stream);
 	}
 
@@ -93,9 +94,8 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// Queues `id` for a wake-up at `at`: in the bucket of `at` (never before the next block) or
-	/// a later one with room, else in the overflow. Never fails: a full queue must not refuse a
-	/// user's call.
+	/// Queues `id` for a wake-up at `at` (never before the next block). Never fails: a busy
+	/// queue must not refuse a user's call.
 	pub(crate) fn schedule(id: StreamId, stream: &mut StreamOf<T>, at: BlockNumberFor<T>) {
 		let earliest = frame_system::Pallet::<T>::block_number().saturating_add(One::one());
 		stream.wake_at = Some(buckets::schedule::<WakeupQueue<T>>(id, at, earliest));

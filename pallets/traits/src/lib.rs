@@ -37,8 +37,9 @@ pub trait ProviderRegistry<AccountId> {
 		devices: &[DeviceId],
 		requirements: &GpuRequirements,
 	) -> DispatchResult;
-	/// The lease `device` is committed to, if any.
-	fn committed_to(device: &DeviceId) -> Option<LeaseId>;
+	/// The lease `who`'s `device` is committed to, if any. A device id names a GPU within its
+	/// provider's inventory only.
+	fn committed_to(who: &AccountId, device: &DeviceId) -> Option<LeaseId>;
 	/// Commits `devices` of `who` to `lease`: none of them can serve another lease, and the
 	/// provider cannot change its hardware or leave, until they are released.
 	fn commit_devices(who: &AccountId, devices: &[DeviceId], lease: LeaseId) -> DispatchResult;
@@ -213,6 +214,9 @@ pub trait PaymentStreams<AccountId, Balance, BlockNumber> {
 	fn remaining(id: StreamId) -> Option<Balance>;
 	/// Removes a closed stream's record. Refused while it is open.
 	fn reap(id: StreamId) -> DispatchResult;
+	/// The most bytes a stream keeps in storage until it is reaped (its key and record): what
+	/// a storage deposit pays for.
+	fn record_bytes() -> u32;
 	/// Everything the stream charged over its life (paid to the payee and the treasury, and
 	/// withheld), closed or not.
 	fn paid(id: StreamId) -> Option<Balance>;
@@ -310,6 +314,10 @@ pub trait LeaseFactory<AccountId, Balance, BlockNumber> {
 	/// pending on its result. Refused while the lease is live or its verdict window is open.
 	/// A replica takes the other replicas of its order with it.
 	fn reap(lease: LeaseId) -> DispatchResult;
+	/// The most bytes the leases of an order of `replicas` keep in storage until they are
+	/// reaped (each lease, its dispute and its stream; a replicated order's group): what the
+	/// order's storage deposit pays for.
+	fn record_bytes(replicas: u32) -> u32;
 }
 
 /// What a provider still answers for after its leases ended: the registry asks before it lets
@@ -325,11 +333,6 @@ impl<AccountId> Obligations<AccountId> for () {
 	}
 }
 
-/// The wake-up queue a block hook works through: a storage map from a block to the bounded list
-/// of ids due in it (a bucket), and beside it an overflow queue that takes what no bucket in
-/// reach has room for. Scheduling never fails and never loses an id; the hook's work per block is
-/// bounded (one bucket and [`buckets::overflow_share`] of the overflow), so nothing is ever
-/// iterated in full. Market deadlines and stream wake-ups both use it.
 /// This chain's genesis hash, as 32 bytes: what a worker's signed report and a worker key's
 /// consent name, so that neither can be replayed on another chain.
 pub fn genesis_hash<T: frame_system::Config>() -> [u8; 32] {
@@ -341,6 +344,13 @@ pub fn genesis_hash<T: frame_system::Config>() -> [u8; 32] {
 	bytes
 }
 
+/// The timeline a block hook works through: for each block, the ids due in it, in pages of
+/// [`buckets::PAGE_SIZE`]; and a cursor, the first block and page the hook has not handled yet.
+/// The hook takes at most [`buckets::Queue::PerBlock`] ids a block, strictly in the order they
+/// fall due, so a flood can delay what comes after it but never starve it, and an id is never
+/// handed to the hook before its block. Scheduling costs the same few reads and writes whatever
+/// the queue holds, never fails and never loses an id. Market deadlines, stream wake-ups and
+/// dispute draws use it.
 pub mod buckets {
 	use alloc::vec::Vec;
 	use codec::{Decode, DecodeWithMemTracking, Encode, FullCodec, MaxEncodedLen};
@@ -350,9 +360,11 @@ pub mod buckets {
 	};
 	use scale_info::TypeInfo;
 
-	/// How many blocks past its due block an id may spill when buckets are full, before it goes
-	/// to the overflow queue.
-	pub const MAX_SPILL_BLOCKS: u32 = 32;
+	/// The most ids in one page of a block.
+	pub const PAGE_SIZE: u32 = 16;
+
+	/// A page of ids.
+	pub type Page<Id> = BoundedVec<Id, ConstU32<PAGE_SIZE>>;
 
 	/// Where a scheduled id waits: the record that owns the id keeps it, so removing it is one
 	/// write, and a hook that finds an id checks that it still waits there.
@@ -361,6 +373,8 @@ pub mod buckets {
 		Copy,
 		PartialEq,
 		Eq,
+		PartialOrd,
+		Ord,
 		Debug,
 		Encode,
 		Decode,
@@ -368,11 +382,18 @@ pub mod buckets {
 		MaxEncodedLen,
 		TypeInfo,
 	)]
-	pub enum Slot<Block> {
-		/// In the bucket of this block.
-		Bucket(Block),
-		/// In the overflow queue, at this position.
-		Overflow(u32),
+	pub struct Slot<Block> {
+		/// The block it falls due in.
+		pub block: Block,
+		/// Its page of that block.
+		pub page: u32,
+	}
+
+	impl<Block> Slot<Block> {
+		/// The first page of `block`.
+		pub fn first(block: Block) -> Self {
+			Self { block, page: 0 }
+		}
 	}
 
 	/// The storage of one queue. A pallet declares the three items and names them here.
@@ -381,128 +402,141 @@ pub mod buckets {
 		type Block: FullCodec + Copy + Ord + Saturating + One;
 		/// What is scheduled.
 		type Id: FullCodec + Clone + PartialEq;
-		/// The most ids in one bucket.
-		type Bound: Get<u32>;
-		/// The buckets, by block.
-		type Buckets: StorageMap<
-				Self::Block,
-				BoundedVec<Self::Id, Self::Bound>,
-				Query = BoundedVec<Self::Id, Self::Bound>,
-			> + IterableStorageMap<Self::Block, BoundedVec<Self::Id, Self::Bound>>;
-		/// The overflow queue, by position.
-		type Overflow: StorageMap<u32, Self::Id, Query = Option<Self::Id>>
-			+ IterableStorageMap<u32, Self::Id>;
-		/// The overflow queue's next position to drain and next free position.
-		type Ends: StorageValue<(u32, u32), Query = (u32, u32)>;
+		/// The most ids the hook takes in one block: what its weight is bounded by.
+		type PerBlock: Get<u32>;
+		/// The pages, by block and page number.
+		type Pages: StorageMap<(Self::Block, u32), Page<Self::Id>, Query = Page<Self::Id>>
+			+ IterableStorageMap<(Self::Block, u32), Page<Self::Id>>;
+		/// How many pages each block has had (the last one is where the next id goes).
+		type PageCounts: StorageMap<Self::Block, u32, Query = u32>
+			+ IterableStorageMap<Self::Block, u32>;
+		/// The first slot the hook has not handled; none before its first block.
+		type Cursor: StorageValue<Slot<Self::Block>, Query = Option<Slot<Self::Block>>>;
 	}
 
-	/// How many overflow positions a block's hook drains, beside its bucket: a quarter of a
-	/// bucket, at least one. A queue whose buckets are kept full still drains its overflow.
-	pub fn overflow_share<Q: Queue>() -> u32 {
-		(Q::Bound::get() / 4).max(1)
-	}
-
-	/// The most ids a block's hook of `Q` is handed: its bucket and its share of the overflow.
+	/// The most ids a block's hook of `Q` is handed.
 	pub fn max_due_per_block<Q: Queue>() -> u32 {
-		Q::Bound::get().saturating_add(overflow_share::<Q>())
+		Q::PerBlock::get().max(1)
 	}
 
-	/// Puts `id` in the first bucket from `at` (never before `earliest`) that has room, within
-	/// [`MAX_SPILL_BLOCKS`] blocks; else at the end of the overflow queue.
+	/// The most storage reads a block's hook of `Q` makes: the cursor, and for each id (or page
+	/// left empty by [`unschedule`], or block with no pages) at most two.
+	pub fn max_reads_per_block<Q: Queue>() -> u32 {
+		max_due_per_block::<Q>().saturating_mul(4).saturating_add(1)
+	}
+
+	/// Puts `id` on the last page of the block `at` (never before `earliest`, nor before the
+	/// hook's cursor), or on a new page when that one is full. Reads and writes one page count
+	/// and one page, whatever the queue holds.
 	pub fn schedule<Q: Queue>(id: Q::Id, at: Q::Block, earliest: Q::Block) -> Slot<Q::Block> {
 		let mut block = at.max(earliest);
-		for _ in 0..MAX_SPILL_BLOCKS {
-			if Q::Buckets::try_mutate(block, |bucket| bucket.try_push(id.clone())).is_ok() {
-				return Slot::Bucket(block);
+		let mut first = 0;
+		if let Some(cursor) = Q::Cursor::get() {
+			if block <= cursor.block {
+				block = cursor.block;
+				first = cursor.page;
 			}
-			let next = block.saturating_add(One::one());
-			if next == block {
-				// The last block there is: no later bucket to spill into.
-				break;
-			}
-			block = next;
 		}
-		let position = Q::Ends::mutate(|(_, tail)| {
-			let position = *tail;
-			*tail = tail.wrapping_add(1);
-			position
-		});
-		Q::Overflow::insert(position, id);
-		Slot::Overflow(position)
+		let count = Q::PageCounts::get(block);
+		let mut page = count.saturating_sub(1).max(first);
+		if Q::Pages::try_mutate((block, page), |ids| ids.try_push(id.clone())).is_err() {
+			page = page.saturating_add(1);
+			Q::Pages::mutate((block, page), |ids| {
+				// A new page: empty, so the push cannot fail.
+				let _ = ids.try_push(id);
+			});
+		}
+		if page >= count {
+			Q::PageCounts::insert(block, page.saturating_add(1));
+		}
+		Slot { block, page }
 	}
 
-	/// Takes `id` out of `slot`, and an empty bucket out of storage.
+	/// Puts `id`, which the hook of `now` took but could not handle, back where the hook goes on
+	/// from: at the end of the cursor's block (the next block when the hook is not behind),
+	/// ahead of everything that falls due later.
+	pub fn requeue<Q: Queue>(id: Q::Id, now: Q::Block) -> Slot<Q::Block> {
+		let at = Q::Cursor::get().map_or(now.saturating_add(One::one()), |cursor| cursor.block);
+		schedule::<Q>(id, at, at)
+	}
+
+	/// Takes `id` out of `slot`, and an empty page out of storage.
 	pub fn unschedule<Q: Queue>(id: &Q::Id, slot: Slot<Q::Block>) {
-		match slot {
-			Slot::Bucket(block) => Q::Buckets::mutate_exists(block, |bucket| {
-				if let Some(ids) = bucket {
-					ids.retain(|other| other != id);
-					if ids.is_empty() {
-						*bucket = None;
-					}
-				}
-			}),
-			Slot::Overflow(position) => {
-				if Q::Overflow::get(position).as_ref() == Some(id) {
-					Q::Overflow::remove(position);
+		Q::Pages::mutate_exists((slot.block, slot.page), |page| {
+			if let Some(ids) = page {
+				ids.retain(|other| other != id);
+				if ids.is_empty() {
+					*page = None;
 				}
 			}
-		}
+		});
 	}
 
 	/// Ids of queue `Q`, each with the slot it waits (or waited) in.
 	pub type Placed<Q> = Vec<(<Q as Queue>::Id, Slot<<Q as Queue>::Block>)>;
 
-	/// What the hook of block `now` looks at: every id in its bucket, then up to
-	/// [`overflow_share`] positions from the head of the overflow queue (whether due or not:
-	/// the caller checks, handles what is due and schedules the rest again). Each with the slot
-	/// it was taken from, which the caller compares with the one its record names. Returns them
-	/// and how many positions were read (holes left by [`unschedule`] count: they cost a read).
+	/// What the hook of block `now` handles: from the cursor on, in the order they fall due, the
+	/// ids of every block up to `now`, at most [`max_due_per_block`] of them and
+	/// [`max_reads_per_block`] reads. Each comes with the slot it was taken from, which the
+	/// caller compares with the one its record names. Returns them and how many reads it made.
 	pub fn take_due<Q: Queue>(now: Q::Block) -> (Placed<Q>, u32) {
-		let mut due: Vec<_> =
-			Q::Buckets::take(now).into_iter().map(|id| (id, Slot::Bucket(now))).collect();
-		let mut read = due.len() as u32;
-		let (mut head, tail) = Q::Ends::get();
-		let mut drained = 0;
-		while head != tail && drained < overflow_share::<Q>() {
-			if let Some(id) = Q::Overflow::take(head) {
-				due.push((id, Slot::Overflow(head)));
+		let budget = max_due_per_block::<Q>() as usize;
+		let max_reads = max_reads_per_block::<Q>();
+		let mut cursor = Q::Cursor::get().unwrap_or(Slot::first(now));
+		let mut due: Placed<Q> = Vec::new();
+		let mut read = 1u32;
+		while cursor.block <= now && due.len() < budget && read < max_reads {
+			let count = Q::PageCounts::get(cursor.block);
+			read.saturating_inc();
+			if cursor.page >= count {
+				// This block is done: the next one.
+				Q::PageCounts::remove(cursor.block);
+				let next = cursor.block.saturating_add(One::one());
+				if next == cursor.block {
+					break;
+				}
+				cursor = Slot::first(next);
+				continue;
 			}
-			head = head.wrapping_add(1);
-			drained += 1;
+			let mut ids = Q::Pages::take((cursor.block, cursor.page)).into_inner();
+			read.saturating_inc();
+			let room = budget - due.len();
+			let rest = if ids.len() > room { ids.split_off(room) } else { Vec::new() };
+			due.extend(ids.into_iter().map(|id| (id, cursor)));
+			if rest.is_empty() {
+				cursor.page = cursor.page.saturating_add(1);
+			} else {
+				// Out of budget: the rest of this page waits for the next block.
+				Q::Pages::insert((cursor.block, cursor.page), Page::<Q::Id>::truncate_from(rest));
+			}
 		}
-		if drained > 0 {
-			Q::Ends::put((head, tail));
-			read = read.saturating_add(drained);
-		}
+		Q::Cursor::put(cursor);
 		(due, read)
 	}
 
 	/// Whether `id` waits in `slot`.
 	pub fn holds<Q: Queue>(id: &Q::Id, slot: Slot<Q::Block>) -> bool {
-		match slot {
-			Slot::Bucket(block) => Q::Buckets::get(block).contains(id),
-			Slot::Overflow(position) => Q::Overflow::get(position).as_ref() == Some(id),
-		}
+		Q::Pages::get((slot.block, slot.page)).contains(id)
 	}
 
 	/// Every id the queue holds, with its slot: for invariant checks only (it reads everything).
-	/// Fails if a bucket before `now` was left unprocessed or the overflow holds an id outside
-	/// its ends.
-	pub fn all<Q: Queue>(now: Q::Block) -> Result<Placed<Q>, &'static str> {
+	/// Fails if a page lies before the cursor (it would never be handled) or beyond its block's
+	/// page count (the next id would not go after it).
+	pub fn all<Q: Queue>() -> Result<Placed<Q>, &'static str> {
+		let cursor = Q::Cursor::get();
 		let mut found = Vec::new();
-		for (block, ids) in Q::Buckets::iter() {
-			if block < now {
-				return Err("a past bucket was not processed");
+		for ((block, page), ids) in Q::Pages::iter() {
+			let slot = Slot { block, page };
+			if cursor.is_some_and(|cursor| slot < cursor) {
+				return Err("a page before the hook's cursor was not handled");
 			}
-			found.extend(ids.into_iter().map(|id| (id, Slot::Bucket(block))));
-		}
-		let (head, tail) = Q::Ends::get();
-		for (position, id) in Q::Overflow::iter() {
-			if position.wrapping_sub(head) >= tail.wrapping_sub(head) {
-				return Err("the overflow holds an id outside its ends");
+			if page >= Q::PageCounts::get(block) {
+				return Err("a page lies beyond its block's page count");
 			}
-			found.push((id, Slot::Overflow(position)));
+			if ids.is_empty() {
+				return Err("an empty page is stored");
+			}
+			found.extend(ids.into_iter().map(|id| (id, slot)));
 		}
 		Ok(found)
 	}

@@ -57,7 +57,7 @@ fn provider(index: u32, gpus: u32, key: WorkerKey) -> (AccountId, Vec<DeviceId>)
 	let payload = stint_primitives::worker_proof_payload(
 		&Providers::genesis_hash(),
 		&who.encode(),
-		Providers::worker_key_nonce(&key),
+		Providers::consent_nonce(&who),
 	);
 	let consent = sp_io::crypto::sr25519_sign(WORKER, &key, &payload).expect("the keystore signs");
 	assert_ok!(Providers::register(

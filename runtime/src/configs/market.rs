@@ -84,11 +84,12 @@ impl pallet_market::Config for Runtime {
 	type MaxStandingBids = ConstU32<64>;
 	/// As many as a provider may register.
 	type MaxGpusPerOrder = ConstU32<16>;
-	/// Two orders' deadlines a block, and one more from the overflow: at its worst (32 bids of
-	/// 16 GPUs each, re-checked, the losers released, a lease and its stream created) one
-	/// costs about 1.1 % of a block, and the block hooks together keep under 5 %
-	/// (docs/performance.md). A busier block's orders wait in the overflow a few blocks.
-	type MaxDeadlinesPerBlock = ConstU32<2>;
+	/// Three orders' deadlines a block: at its worst (32 bids of 16 GPUs each, re-checked, the
+	/// losers released, a lease and its stream created) one costs about 1.1 % of a block, and
+	/// the block hooks together keep under 5 % (docs/performance.md). A busier block's orders
+	/// wait for the next, in the order they fell due; anyone may close one at once
+	/// (`close_order`, free).
+	type MaxDeadlinesPerBlock = ConstU32<3>;
 	/// Up to five providers run one order; each more replica at the close of a window costs
 	/// the hook another acceptance.
 	type MaxReplicas = ConstU32<5>;
@@ -117,10 +118,10 @@ impl pallet_leases::Config for Runtime {
 	type DisputeBond = dynamic_params::leases::DisputeBond;
 	type DrawDelay = DrawDelay;
 	type RevealWindow = dynamic_params::leases::RevealWindow;
-	/// A draw looks at up to 16 providers; one draw a block, and one from the overflow: with
-	/// the market's and the streams' hooks, under 5 % of a block at their worst.
+	/// A draw looks at up to 16 providers; two draws a block: with the market's and the
+	/// streams' hooks, under 5 % of a block at their worst.
 	type MaxDrawScan = ConstU32<16>;
-	type MaxDrawsPerBlock = ConstU32<1>;
+	type MaxDrawsPerBlock = ConstU32<2>;
 	type WeightInfo = pallet_leases::weights::SubstrateWeight<Runtime>;
 	#[cfg(feature = "runtime-benchmarks")]
 	type BenchmarkHelper = super::bench_helpers::BenchmarkHelpers;
@@ -134,9 +135,8 @@ impl pallet_streams::Config for Runtime {
 	type Treasury = TreasuryAccount;
 	type Observer = Leases;
 	type MaxDepositors = ConstU32<8>;
-	/// Six streams a block run dry or end their grace, and one more from the overflow: each
-	/// may end its lease (about 0.2 % of a block), so with the market's deadlines the hooks
-	/// keep under 5 % of a block.
-	type MaxWakeupsPerBlock = ConstU32<6>;
+	/// Seven streams a block run dry or end their grace: each may end its lease (about 0.2 %
+	/// of a block), so with the market's deadlines the hooks keep under 5 % of a block.
+	type MaxWakeupsPerBlock = ConstU32<7>;
 	type WeightInfo = pallet_streams::weights::SubstrateWeight<Runtime>;
 }

@@ -29,6 +29,8 @@ impl pallet_providers::Config for Runtime {
 	type RuntimeHoldReason = RuntimeHoldReason;
 	type RegistrationDeposit = RegistrationDeposit;
 	type DepositPerGpu = DepositPerGpu;
+	/// As for an order's records: a provider that leaves keeps its history row paid for.
+	type DepositPerByte = super::market::StorageDepositPerByte;
 	type ExitNotice = ExitNotice;
 	type MaxNameLen = ConstU32<64>;
 	type MaxEndpointLen = ConstU32<128>;

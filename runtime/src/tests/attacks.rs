@@ -72,7 +72,7 @@ pub(super) fn register_as(
 	let consent = worker.sign(&stint_primitives::worker_proof_payload(
 		&Providers::genesis_hash(),
 		&account.encode(),
-		Providers::worker_key_nonce(&worker.public()),
+		Providers::consent_nonce(&account),
 	));
 	assert_ok!(Providers::register(
 		RuntimeOrigin::signed(account),
@@ -497,36 +497,6 @@ fn a_crowd_of_orders_nobody_can_serve_hides_no_order_from_a_provider() {
 }
 
 #[test]
-fn filling_the_deadline_queue_refuses_no_order_and_loses_none() {
-	build(DEV_RUNTIME_PRESET).execute_with(|| {
-		let books = Books::open();
-		let per_block: u32 = <Runtime as pallet_market::Config>::MaxDeadlinesPerBlock::get();
-		let reach = per_block * (stint_traits::buckets::MAX_SPILL_BLOCKS + 1);
-		let bob0 = free(&bob());
-		// Bob fills every bucket a two-block window can reach, and a bucket's worth of the
-		// overflow (before: every order after these failed with `DeadlineQueueFull`).
-		let crowd: Vec<_> = (0..reach).map(|_| order(&bob(), open_ended(2), 10 * STINT)).collect();
-		let id = order(&alice(), open_ended(2), 10 * STINT);
-		assert!(matches!(
-			pallet_market::Orders::<Runtime>::get(id).unwrap().deadline,
-			Some(stint_traits::buckets::Slot::Overflow(_))
-		));
-		bid(&eve(), id, STINT / 2, gpu("eve", 0));
-		// Alice's order waits behind Bob's in the overflow, which the hook drains a quarter of a
-		// bucket per block: it is decided a few blocks after its close, and never lost.
-		let share =
-			stint_traits::buckets::overflow_share::<pallet_market::DeadlineQueue<Runtime>>();
-		run_to(3 + (per_block + 1).div_ceil(share));
-		assert_eq!(pallet_leases::Leases::<Runtime>::get(lease_of(id)).unwrap().provider, eve());
-		// Every one of Bob's orders expires in time, and all his money comes back.
-		run_to(3 + stint_traits::buckets::MAX_SPILL_BLOCKS + 2 * per_block.div_ceil(share));
-		assert!(crowd.iter().all(|id| pallet_market::Orders::<Runtime>::get(id).is_none()));
-		assert_eq!(free(&bob()), bob0);
-		books.check(0);
-	});
-}
-
-#[test]
 fn filling_the_wake_up_queue_never_makes_an_acknowledgement_fail() {
 	use stint_traits::PaymentStreams;
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
@@ -536,39 +506,37 @@ fn filling_the_wake_up_queue_never_makes_an_acknowledgement_fail() {
 		bid(&eve(), id, STINT, gpu("eve", 0));
 		run_to(3);
 		let lease = lease_of(id);
-		// Streams whose wake-ups fill every bucket it could use, as many leases' streams would
-		// (opened here through the pallet's trait, as the leases pallet opens them).
-		let per_block = <Runtime as pallet_streams::Config>::MaxWakeupsPerBlock::get();
-		for blocks in 10..10 + stint_traits::buckets::MAX_SPILL_BLOCKS + 1 {
-			for n in 0..per_block {
-				let stream = <Streams as PaymentStreams<_, _, _>>::open(
-					&bob(),
-					&ferdie(),
-					STINT,
-					blocks as crate::Balance * STINT,
-					u64::MAX - u64::from(n),
-					None,
-					Default::default(),
-				)
-				.unwrap();
-				<Streams as PaymentStreams<_, _, _>>::start(stream).unwrap();
-			}
+		// Four blocks' worth of wake-ups at Eve's depletion block, as many leases' streams
+		// would (opened here through the pallet's trait, as the leases pallet opens them).
+		let per_block: u32 = <Runtime as pallet_streams::Config>::MaxWakeupsPerBlock::get();
+		for n in 0..4 * per_block {
+			let stream = <Streams as PaymentStreams<_, _, _>>::open(
+				&bob(),
+				&ferdie(),
+				STINT,
+				10 * STINT,
+				u64::MAX - u64::from(n),
+				None,
+				Default::default(),
+			)
+			.unwrap();
+			<Streams as PaymentStreams<_, _, _>>::start(stream).unwrap();
 		}
-		// Before, the ack failed here, and Eve was later slashed for a no-show she could not
-		// avoid.
+		// Before the queue was a timeline, a full queue made the ack fail here, and Eve was
+		// later slashed for a no-show she could not avoid.
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), lease));
 		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
-		assert!(matches!(
-			pallet_streams::Records::<Runtime>::get(stream).unwrap().wake_at,
-			Some(stint_traits::buckets::Slot::Overflow(_))
-		));
-		// The stream still wakes when its escrow runs out: the lease is suspended.
-		run_to(3 + 10 + 2);
+		let wake_at = pallet_streams::Records::<Runtime>::get(stream).unwrap().wake_at.unwrap();
+		assert_eq!(wake_at.block, 3 + 10);
+		// It wakes after the wake-ups that fell due before it, four blocks late: the lease is
+		// suspended.
+		run_to(3 + 10 + 3);
+		assert_eq!(status(lease), LeaseStatus::Running);
+		run_to(3 + 10 + 4);
 		assert_eq!(status(lease), LeaseStatus::Suspended);
 		books.check(0);
 	});
 }
-
 #[test]
 fn an_early_result_counts_only_once_the_buyer_accepts_or_lets_the_window_pass() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {

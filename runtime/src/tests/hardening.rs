@@ -344,8 +344,8 @@ fn a_worker_keys_consent_binds_once_and_on_this_chain_only() {
 		let books = Books::open();
 		let key = worker.public();
 		let genesis = Providers::genesis_hash();
-		// Registering used the key's first consent.
-		assert_eq!(Providers::worker_key_nonce(&key), 1);
+		// Registering used the provider's first consent.
+		assert_eq!(Providers::consent_nonce(&account), 1);
 		let consent = |genesis: [u8; 32], nonce: u32| {
 			worker.sign(&stint_primitives::worker_proof_payload(&genesis, &account.encode(), nonce))
 		};
@@ -358,9 +358,156 @@ fn a_worker_keys_consent_binds_once_and_on_this_chain_only() {
 		assert_noop!(bind(consent([0xEE; 32], 1)), refused());
 		// Its next consent binds it, once.
 		assert_ok!(bind(consent(genesis, 1)));
-		assert_eq!(Providers::worker_key_nonce(&key), 2);
+		assert_eq!(Providers::consent_nonce(&account), 2);
 		assert_ok!(Providers::unbind_worker(origin(&account), key));
 		assert_noop!(bind(consent(genesis, 1)), refused());
+		books.check(0);
+	});
+}
+
+/// Hole 6. The deadline hook handles `MaxDeadlinesPerBlock` orders a block. Before, a bucket
+/// held two orders, what found no room went to an overflow queue drained one a block, and an
+/// entry drained before its block went back to the tail: two cheap orders a block kept every
+/// bucket in reach full, and an honest order's close slipped by as many blocks as the overflow
+/// held. Now the queue is a timeline handled in the order deadlines fall due, and anyone may
+/// close an order the hook has not reached yet, for free: a worker with a bid on it does.
+#[test]
+fn a_flood_of_orders_cannot_make_an_honest_order_close_late() {
+	use codec::Encode;
+	use sp_runtime::traits::Dispatchable;
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let per_block: u32 = <Runtime as pallet_market::Config>::MaxDeadlinesPerBlock::get();
+		let flood = 4 * per_block;
+		let least = <Runtime as pallet_market::Config>::MinOrderDeposit::get();
+		let cheapest = terms(None, true, 0);
+		let bob0 = free(&bob());
+		let mut crowd = Vec::new();
+		let mut honest = None;
+		let mut hook_late_by = 0;
+		// For 30 blocks Bob posts four times what the hook handles a block, each order with the
+		// shortest window and the least escrow; at block 10 Alice posts hers and Eve bids.
+		for block in 1..=30u32 {
+			run_to(block);
+			if let Some(id) = honest.filter(|_| block == 12) {
+				// Alice's window closed at the start of this block, but the hook is far behind.
+				let slot = pallet_market::Orders::<Runtime>::get(id).unwrap().deadline.unwrap();
+				assert_eq!(slot.block, 12);
+				let ahead = crowd
+					.iter()
+					.filter_map(|id| pallet_market::Orders::<Runtime>::get(id)?.deadline)
+					.filter(|other| *other <= slot)
+					.count() as u32;
+				hook_late_by = ahead.div_ceil(per_block);
+				assert!(hook_late_by >= 25, "the hook alone closes it {hook_late_by} blocks late");
+				// Eve's worker sees its bid on an order past its close and closes it, free.
+				let call = RuntimeCall::Market(pallet_market::Call::close_order { order: id });
+				let closed = call.dispatch(origin(&eve_worker())).expect("closed");
+				assert_eq!(closed.pays_fee, frame_support::dispatch::Pays::No);
+				assert_eq!(
+					pallet_leases::Leases::<Runtime>::get(lease_of(id)).unwrap().provider,
+					eve()
+				);
+			}
+			crowd.extend((0..flood).map(|_| order(&bob(), cheapest.clone(), least)));
+			if block == 10 {
+				let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+				bid(&eve(), id, STINT / 2, gpu("eve", 0));
+				honest = Some(id);
+			}
+		}
+		// The flood gained Bob nothing: his own orders are what waits. The hook works through
+		// them in the order they fell due, and every unit of his escrow comes back.
+		let backlog =
+			crowd.iter().filter(|id| pallet_market::Orders::<Runtime>::contains_key(id)).count()
+				as u32;
+		run_to(30 + backlog.div_ceil(per_block));
+		assert!(crowd.iter().all(|id| !pallet_market::Orders::<Runtime>::contains_key(id)));
+		assert_eq!(free(&bob()), bob0);
+		let create = RuntimeCall::Market(pallet_market::Call::create_order {
+			spec: super::lifecycle::spec(),
+			terms: cheapest,
+			deposit: least,
+		});
+		let len = create.encoded_size() as u32 + 110;
+		let fee = TransactionPayment::compute_fee(len, &create.get_dispatch_info(), 0);
+		println!(
+			"flood.orders_per_block = {flood}; flood.fees_per_block = {} mSTINT; \
+			 flood.escrow_held = {} STINT; hook.late_at_close = {hook_late_by} blocks; \
+			 honest.late = 0 blocks (closed by close_order, free); hook.caught_up_after = {} blocks",
+			u128::from(flood) * fee / MILLI_STINT,
+			u128::from(backlog) * least / STINT,
+			backlog.div_ceil(per_block),
+		);
+		books.check(0);
+	});
+}
+
+/// Hole 9. Before, a provider that left wrote its history rows (`PastReputation`, and one per
+/// GPU in `DeviceHistory`) for free, forever, and an order's 0.1 STINT base stood for its lease
+/// and stream (about 1.5 KB). Now every record a user causes is paid by a deposit sized from its
+/// encoded length, returned when the record goes: an order's covers its lease, the lease's
+/// dispute and stream; a provider that leaves keeps its history row's deposit held.
+#[test]
+fn every_record_a_user_causes_is_paid_for_by_its_size() {
+	use codec::{Encode, MaxEncodedLen};
+	use frame_support::traits::fungible::InspectHold;
+	use stint_traits::LeaseFactory;
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let (account, _, _) = sybil(0);
+		let books = Books::open();
+		let per_byte = <Runtime as pallet_market::Config>::StorageDepositPerByte::get();
+		let base = <Runtime as pallet_market::Config>::StorageDepositBase::get();
+		// An order's deposit: its key and record, and the most its lease keeps until reaped.
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		let record = pallet_market::Orders::<Runtime>::get(id).unwrap();
+		let leases = <crate::Leases as LeaseFactory<_, _, _>>::record_bytes(1);
+		let bytes = 16 + 8 + record.encoded_size() as u32 + leases;
+		assert_eq!(storage(id), base + per_byte * crate::Balance::from(bytes));
+		// What it keeps once leased, acknowledged and run, measured: within what it paid for.
+		bid(&eve(), id, STINT / 2, gpu("eve", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(crate::Leases::ack_lease(origin(&eve()), lease));
+		run_to(13);
+		super::lifecycle::submit(lease, 0);
+		let kept = |key: usize, len: usize| (16 + key + len) as u32;
+		let lease_record = pallet_leases::Leases::<Runtime>::get(lease).unwrap();
+		let stream = pallet_streams::Records::<Runtime>::get(lease_record.stream).unwrap();
+		let stored = kept(8, pallet_market::Orders::<Runtime>::get(id).unwrap().encoded_size())
+			+ kept(8, lease_record.encoded_size())
+			+ kept(8, stream.encoded_size());
+		assert!(stored <= bytes, "{stored} bytes kept, {bytes} paid for");
+		println!(
+			"storage.order_deposit = {} mSTINT for {bytes} bytes (order {} B, its lease, \
+			 dispute and stream at most {leases} B; {stored} B kept after a run)",
+			storage(id) / MILLI_STINT,
+			record.encoded_size(),
+		);
+		// A provider that leaves keeps its history row (its score and the worker-key consents
+		// it used), and the row's deposit: its key and its value, byte by byte.
+		let history_bytes = 16
+			+ AccountId::max_encoded_len()
+			+ pallet_providers::History::<crate::Balance>::max_encoded_len();
+		let history_deposit =
+			<Runtime as pallet_providers::Config>::DepositPerByte::get() * history_bytes as u128;
+		assert_eq!(Providers::history_deposit(), history_deposit);
+		let free0 = free(&account);
+		let held0 = Balances::balance_on_hold(
+			&pallet_providers::HoldReason::ProviderDeposit.into(),
+			&account,
+		);
+		assert_ok!(Providers::announce_exit(origin(&account)));
+		let notice = <Runtime as pallet_providers::Config>::ExitNotice::get();
+		run_to(frame_system::Pallet::<Runtime>::block_number() + notice);
+		assert_ok!(Providers::deregister(origin(&account)));
+		let history = pallet_providers::Histories::<Runtime>::get(&account).expect("kept");
+		assert_eq!(history.deposit, history_deposit);
+		assert_eq!(free(&account), free0 + held0 - history_deposit);
+		println!(
+			"storage.history_deposit = {} µSTINT for {history_bytes} bytes",
+			history_deposit / (MILLI_STINT / 1_000)
+		);
 		books.check(0);
 	});
 }

@@ -250,7 +250,7 @@ fn order_bids_auto_accept_ack_stream_result() {
 		// Ferdie lost: everything released. Eve's GPU is committed, its collateral locked.
 		assert_eq!((locked(&eve()), locked(&ferdie())), (COLLATERAL, 0));
 		assert_eq!(
-			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&gpu("eve", 0)),
+			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&eve(), &gpu("eve", 0)),
 			Some(lease)
 		);
 		assert_eq!(Leases::leases_of(&eve()).len(), 1);
@@ -281,7 +281,7 @@ fn order_bids_auto_accept_ack_stream_result() {
 		assert_eq!(locked(&eve()), 0);
 		assert!(Leases::leases_of(&eve()).is_empty());
 		assert_eq!(
-			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&gpu("eve", 0)),
+			<Providers as stint_traits::ProviderRegistry<_>>::committed_to(&eve(), &gpu("eve", 0)),
 			None
 		);
 		books.check(0);

@@ -54,7 +54,7 @@ fn a_provider_cannot_use_its_account_key_as_worker_key() {
 			key.pair().sign(&stint_primitives::worker_proof_payload(
 				&Providers::genesis_hash(),
 				&bob.to_account_id().encode(),
-				Providers::worker_key_nonce(&key.public()),
+				Providers::consent_nonce(&bob.to_account_id()),
 			))
 		};
 		let refused = Providers::register(

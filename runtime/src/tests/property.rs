@@ -128,6 +128,8 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 				_ => RuntimeCall::Market(M::drop_dead_bid { order, provider }),
 			}
 		}
+		// The buyer's cancel, or anyone's close of an order the hook has not reached.
+		7 if rng.below(3) == 0 => RuntimeCall::Market(M::close_order { order }),
 		7 => RuntimeCall::Market(M::cancel_order { order }),
 		8 => {
 			let bid = pallet_market::Bids::<Runtime>::iter_prefix(order).next();

@@ -37,7 +37,7 @@ fn consent(pair: &sp_core::sr25519::Pair, provider: &AccountId) -> sp_core::sr25
 	let payload = stint_primitives::worker_proof_payload(
 		&Providers::genesis_hash(),
 		&provider.encode(),
-		Providers::worker_key_nonce(&pair.public()),
+		Providers::consent_nonce(provider),
 	);
 	pair.sign(&payload)
 }

@@ -82,6 +82,19 @@ impl<E: Executor> Worker<E> {
 		}
 	}
 
+	/// Closes `order`, whose deadline the chain's hook has not reached yet (`close_order`).
+	async fn close_overdue(&self, order: u64) {
+		let call = runtime::tx().market().close_order(order);
+		match self.chain.submit(&call, &self.key, "close").await {
+			Ok(_) => log::info(
+				"bidding",
+				None,
+				format!("order {order}: closed, the chain's hook had not reached it yet"),
+			),
+			Err(e) => log::warn("bidding", None, format!("order {order}: closing it: {e}")),
+		}
+	}
+
 	/// Retracts this key's standing bids that no longer fit (the policy, the devices this
 	/// machine sees, its scratch space), then bids on the orders the runtime says this key can
 	/// serve, as the policy allows (no new bids with bidding disabled). `client` reads at a best
@@ -144,6 +157,13 @@ impl<E: Executor> Worker<E> {
 		for (order, bid) in &standing_bids {
 			// One order that cannot be read never stops the others; its bid stays.
 			let Ok(Some(record)) = client.order(*order).await else { continue };
+			// The chain's hook handles a few deadlines a block, in the order they fell due:
+			// behind a flood of orders it reaches this one late. Closing it does what the hook
+			// would, at once, and is free.
+			if record.deadline.as_ref().is_some_and(|slot| slot.block <= block) {
+				self.close_overdue(*order).await;
+				continue;
+			}
 			// A standing bid is kept whatever its buyer became: retracting it late forfeits.
 			let candidate = candidate(
 				*order,
