@@ -4,6 +4,7 @@ use crate::{mock::*, *};
 use frame::{testing_prelude::*, traits::fungible::InspectHold};
 use polkadot_sdk::pallet_balances;
 use stint_primitives::SlashReason;
+use stint_traits::refused;
 use stint_traits::{ProviderCollateral, Slashing};
 
 /// Free plus held of every account that can hold money in these tests.
@@ -25,31 +26,43 @@ fn bond_holds_the_amount() {
 fn bond_refuses_bad_input() {
 	ExtBuilder::default().build_and_execute(|| {
 		assert_noop!(
-			Bonds::bond(RuntimeOrigin::signed(1), MIN_BOND - 1),
+			refused(Bonds::bond(RuntimeOrigin::signed(1), MIN_BOND - 1)),
 			Error::<Test>::BondTooSmall
 		);
 		assert_noop!(
-			Bonds::bond(RuntimeOrigin::signed(1), ENDOWMENT + 1),
+			refused(Bonds::bond(RuntimeOrigin::signed(1), ENDOWMENT + 1)),
 			Error::<Test>::InsufficientBalance
 		);
 		assert_noop!(
-			Bonds::bond(RuntimeOrigin::signed(42), MIN_BOND),
+			refused(Bonds::bond(RuntimeOrigin::signed(42), MIN_BOND)),
 			Error::<Test>::InsufficientBalance
 		);
-		assert_noop!(Bonds::bond(RuntimeOrigin::none(), MIN_BOND), DispatchError::BadOrigin);
+		assert_noop!(
+			refused(Bonds::bond(RuntimeOrigin::none(), MIN_BOND)),
+			DispatchError::BadOrigin
+		);
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), MIN_BOND));
-		assert_noop!(Bonds::bond(RuntimeOrigin::signed(1), MIN_BOND), Error::<Test>::AlreadyBonded);
+		assert_noop!(
+			refused(Bonds::bond(RuntimeOrigin::signed(1), MIN_BOND)),
+			Error::<Test>::AlreadyBonded
+		);
 	});
 }
 
 #[test]
 fn bond_more_adds_to_the_active_bond() {
 	ExtBuilder::default().build_and_execute(|| {
-		assert_noop!(Bonds::bond_more(RuntimeOrigin::signed(1), 10), Error::<Test>::NotBonded);
-		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 500));
-		assert_noop!(Bonds::bond_more(RuntimeOrigin::signed(1), 0), Error::<Test>::ZeroAmount);
 		assert_noop!(
-			Bonds::bond_more(RuntimeOrigin::signed(1), ENDOWMENT),
+			refused(Bonds::bond_more(RuntimeOrigin::signed(1), 10)),
+			Error::<Test>::NotBonded
+		);
+		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 500));
+		assert_noop!(
+			refused(Bonds::bond_more(RuntimeOrigin::signed(1), 0)),
+			Error::<Test>::ZeroAmount
+		);
+		assert_noop!(
+			refused(Bonds::bond_more(RuntimeOrigin::signed(1), ENDOWMENT)),
 			Error::<Test>::InsufficientBalance
 		);
 		assert_ok!(Bonds::bond_more(RuntimeOrigin::signed(1), 250));
@@ -60,15 +73,24 @@ fn bond_more_adds_to_the_active_bond() {
 #[test]
 fn unbond_moves_free_bond_into_a_chunk() {
 	ExtBuilder::default().build_and_execute(|| {
-		assert_noop!(Bonds::unbond(RuntimeOrigin::signed(1), 10), Error::<Test>::NotBonded);
-		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
-		assert_noop!(Bonds::unbond(RuntimeOrigin::signed(1), 0), Error::<Test>::ZeroAmount);
 		assert_noop!(
-			Bonds::unbond(RuntimeOrigin::signed(1), 1_001),
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 10)),
+			Error::<Test>::NotBonded
+		);
+		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
+		assert_noop!(
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 0)),
+			Error::<Test>::ZeroAmount
+		);
+		assert_noop!(
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 1_001)),
 			Error::<Test>::UnbondMoreThanBonded
 		);
 		// Leaving dust below the minimum is refused; unbonding everything is fine.
-		assert_noop!(Bonds::unbond(RuntimeOrigin::signed(1), 950), Error::<Test>::BondTooSmall);
+		assert_noop!(
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 950)),
+			Error::<Test>::BondTooSmall
+		);
 		assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 300));
 		assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 100));
 		let l = ledger(1);
@@ -91,14 +113,17 @@ fn unbond_cannot_touch_locked_collateral_and_chunks_are_bounded() {
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
 		assert_ok!(Bonds::lock_collateral(&1, 600));
 		assert_eq!(Bonds::free_bond(&1), 400);
-		assert_noop!(Bonds::unbond(RuntimeOrigin::signed(1), 401), Error::<Test>::CollateralLocked);
+		assert_noop!(
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 401)),
+			Error::<Test>::CollateralLocked
+		);
 		for block in 2..=4 {
 			System::set_block_number(block);
 			assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 100));
 		}
 		System::set_block_number(5);
 		assert_noop!(
-			Bonds::unbond(RuntimeOrigin::signed(1), 100),
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 100)),
 			Error::<Test>::TooManyUnlockingChunks
 		);
 	});
@@ -107,14 +132,20 @@ fn unbond_cannot_touch_locked_collateral_and_chunks_are_bounded() {
 #[test]
 fn rebond_takes_the_newest_chunks_first() {
 	ExtBuilder::default().build_and_execute(|| {
-		assert_noop!(Bonds::rebond(RuntimeOrigin::signed(1), 10), Error::<Test>::NotBonded);
+		assert_noop!(
+			refused(Bonds::rebond(RuntimeOrigin::signed(1), 10)),
+			Error::<Test>::NotBonded
+		);
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
 		assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 200));
 		System::set_block_number(2);
 		assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 300));
-		assert_noop!(Bonds::rebond(RuntimeOrigin::signed(1), 0), Error::<Test>::ZeroAmount);
 		assert_noop!(
-			Bonds::rebond(RuntimeOrigin::signed(1), 501),
+			refused(Bonds::rebond(RuntimeOrigin::signed(1), 0)),
+			Error::<Test>::ZeroAmount
+		);
+		assert_noop!(
+			refused(Bonds::rebond(RuntimeOrigin::signed(1), 501)),
 			Error::<Test>::RebondMoreThanUnbonding
 		);
 		assert_ok!(Bonds::rebond(RuntimeOrigin::signed(1), 350));
@@ -131,13 +162,16 @@ fn rebond_takes_the_newest_chunks_first() {
 #[test]
 fn withdraw_releases_only_matured_chunks() {
 	ExtBuilder::default().build_and_execute(|| {
-		assert_noop!(Bonds::withdraw_unbonded(RuntimeOrigin::signed(1)), Error::<Test>::NotBonded);
+		assert_noop!(
+			refused(Bonds::withdraw_unbonded(RuntimeOrigin::signed(1))),
+			Error::<Test>::NotBonded
+		);
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
 		assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 400));
 		System::set_block_number(5);
 		assert_ok!(Bonds::unbond(RuntimeOrigin::signed(1), 600));
 		assert_noop!(
-			Bonds::withdraw_unbonded(RuntimeOrigin::signed(1)),
+			refused(Bonds::withdraw_unbonded(RuntimeOrigin::signed(1))),
 			Error::<Test>::NothingToWithdraw
 		);
 
@@ -157,11 +191,11 @@ fn withdraw_releases_only_matured_chunks() {
 fn collateral_locks_free_bond_and_unlocks_saturating() {
 	ExtBuilder::default().build_and_execute(|| {
 		assert_eq!(Bonds::free_bond(&1), 0);
-		assert_noop!(Bonds::lock_collateral(&1, 1), Error::<Test>::NotBonded);
+		assert_noop!(refused(Bonds::lock_collateral(&1, 1)), Error::<Test>::NotBonded);
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
 		assert_ok!(Bonds::lock_collateral(&1, 700));
 		assert_eq!(last_event(), Event::CollateralLocked { provider: 1, amount: 700 });
-		assert_noop!(Bonds::lock_collateral(&1, 301), Error::<Test>::InsufficientFreeBond);
+		assert_noop!(refused(Bonds::lock_collateral(&1, 301)), Error::<Test>::InsufficientFreeBond);
 		Bonds::unlock_collateral(&1, 200);
 		assert_eq!(ledger(1).locked, 500);
 		Bonds::unlock_collateral(&1, 10_000);
@@ -259,12 +293,15 @@ fn a_slash_below_the_locked_collateral_never_frees_what_backs_a_live_lease() {
 		assert_ok!(Bonds::lock_collateral(&1, 400));
 		assert_ok!(Bonds::force_slash(RuntimeOrigin::root(), 1, 500, None));
 		assert_eq!(Bonds::free_bond(&1), 0);
-		assert_noop!(Bonds::lock_collateral(&1, 1), Error::<Test>::InsufficientFreeBond);
+		assert_noop!(refused(Bonds::lock_collateral(&1, 1)), Error::<Test>::InsufficientFreeBond);
 		// The first lease ends. Today's code had cut the lock to 500 at the slash, so this
 		// unlock left 100 locked and 400 free: the provider could unbond what backs the second.
 		Bonds::unlock_collateral(&1, 400);
 		assert_eq!((ledger(1).active, ledger(1).locked, Bonds::free_bond(&1)), (500, 400, 100));
-		assert_noop!(Bonds::unbond(RuntimeOrigin::signed(1), 101), Error::<Test>::CollateralLocked);
+		assert_noop!(
+			refused(Bonds::unbond(RuntimeOrigin::signed(1), 101)),
+			Error::<Test>::CollateralLocked
+		);
 		// Bonding more frees it again.
 		assert_ok!(Bonds::bond_more(RuntimeOrigin::signed(1), 300));
 		assert_eq!(Bonds::free_bond(&1), 400);
@@ -276,15 +313,15 @@ fn force_slash_is_for_governance_only() {
 	ExtBuilder::default().build_and_execute(|| {
 		assert_ok!(Bonds::bond(RuntimeOrigin::signed(1), 1_000));
 		assert_noop!(
-			Bonds::force_slash(RuntimeOrigin::signed(2), 1, 100, None),
+			refused(Bonds::force_slash(RuntimeOrigin::signed(2), 1, 100, None)),
 			DispatchError::BadOrigin
 		);
 		assert_noop!(
-			Bonds::force_slash(RuntimeOrigin::root(), 4, 100, None),
+			refused(Bonds::force_slash(RuntimeOrigin::root(), 4, 100, None)),
 			Error::<Test>::NotBonded
 		);
 		assert_noop!(
-			Bonds::force_slash(RuntimeOrigin::root(), 1, 0, None),
+			refused(Bonds::force_slash(RuntimeOrigin::root(), 1, 0, None)),
 			Error::<Test>::ZeroAmount
 		);
 		let (issuance, before) = (Balances::total_issuance(), free(5));

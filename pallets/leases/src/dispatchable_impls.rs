@@ -9,6 +9,16 @@ use stint_primitives::{LeaseId, ReportKind, ResultCommitment, SlashReason};
 use stint_traits::{PaymentStreams, ProviderRegistry};
 
 impl<T: Config> Pallet<T> {
+	/// What a call this pallet refuses is charged: its checks read the lease and at most three
+	/// more items (the worker index, a pending verdict, a dispute) before anything is written.
+	/// The calls that check a worker's signature (`submit_result`, `checkpoint`,
+	/// `reveal_result`) keep their declared weight: the check is most of their cost.
+	pub(crate) fn refused(
+		error: DispatchError,
+	) -> frame::deps::frame_support::dispatch::DispatchErrorWithPostInfo {
+		stint_traits::refusal::<Self>(error, T::DbWeight::get().reads(4))
+	}
+
 	pub(crate) fn do_ack_lease(who: &T::AccountId, id: LeaseId) -> DispatchResult {
 		let mut lease = Self::lease(id)?;
 		Self::ensure_provider_or_its_worker(who, &lease)?;

@@ -162,6 +162,16 @@ impl<T: Config> StreamObserver for Pallet<T> {
 }
 
 impl<T: Config> Pallet<T> {
+	/// The runtime's bounds are usable: checked by `integrity_test`.
+	pub(crate) fn check_bounds() {
+		assert!(T::MaxGpusPerLease::get() > 0, "MaxGpusPerLease must be positive");
+		assert!(T::AckDeadline::get() > Zero::zero(), "AckDeadline must be positive");
+		assert!(T::CheckpointInterval::get() > Zero::zero(), "CheckpointInterval must be positive");
+		assert!(T::MaxVerdictWindow::get() > Zero::zero(), "MaxVerdictWindow must be positive");
+		assert!(T::DrawDelay::get() > Zero::zero(), "DrawDelay must be positive");
+		assert!(T::MaxDrawsPerBlock::get() > 0, "MaxDrawsPerBlock must be positive");
+	}
+
 	/// Stores lease `id` as `new` describes it, on `devices` (committed to it already) and paid
 	/// through `stream` (opened already), awaiting its acknowledgement: indexed as its provider's
 	/// live lease, the next id taken, `Created` told. A verification lease names the lease it

@@ -544,15 +544,7 @@ pub mod pallet {
 	#[pallet::hooks]
 	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
 		fn integrity_test() {
-			assert!(T::MaxGpusPerLease::get() > 0, "MaxGpusPerLease must be positive");
-			assert!(T::AckDeadline::get() > Zero::zero(), "AckDeadline must be positive");
-			assert!(
-				T::CheckpointInterval::get() > Zero::zero(),
-				"CheckpointInterval must be positive"
-			);
-			assert!(T::MaxVerdictWindow::get() > Zero::zero(), "MaxVerdictWindow must be positive");
-			assert!(T::DrawDelay::get() > Zero::zero(), "DrawDelay must be positive");
-			assert!(T::MaxDrawsPerBlock::get() > 0, "MaxDrawsPerBlock must be positive");
+			Self::check_bounds()
 		}
 
 		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
@@ -570,9 +562,10 @@ pub mod pallet {
 		/// The provider, or its worker key bound to the lease's devices, acknowledges `lease`:
 		/// the job runs from this block and payment starts.
 		#[pallet::call_index(0)]
-		pub fn ack_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		pub fn ack_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_ack_lease(&who, lease)
+			Self::do_ack_lease(&who, lease).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// Submits the result of `lease`, signed by the provider's worker key over the
@@ -623,9 +616,10 @@ pub mod pallet {
 		/// order's `termination_notice` blocks the provider may end the lease with `terminate`
 		/// without being slashed.
 		#[pallet::call_index(3)]
-		pub fn give_notice(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		pub fn give_notice(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_give_notice(&who, lease)
+			Self::do_give_notice(&who, lease).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// The provider ends open-ended `lease`: paid to date, the rest refunded. Without the
@@ -641,7 +635,7 @@ pub mod pallet {
 		))]
 		pub fn terminate(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let (gpus, depositors) = Self::do_terminate(&who, lease)?;
+			let (gpus, depositors) = Self::do_terminate(&who, lease).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::terminate(gpus, depositors)).into())
 		}
 
@@ -654,7 +648,7 @@ pub mod pallet {
 		))]
 		pub fn close_lease(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let (gpus, depositors) = Self::do_close_lease(&who, lease)?;
+			let (gpus, depositors) = Self::do_close_lease(&who, lease).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::close_lease(gpus, depositors)).into())
 		}
 
@@ -667,7 +661,7 @@ pub mod pallet {
 		))]
 		pub fn report_no_show(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let (gpus, depositors) = Self::do_report_no_show(&who, lease)?;
+			let (gpus, depositors) = Self::do_report_no_show(&who, lease).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::report_no_show(gpus, depositors)).into())
 		}
 
@@ -684,7 +678,8 @@ pub mod pallet {
 			lease: LeaseId,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let (gpus, depositors) = Self::do_report_missed_result(&who, lease)?;
+			let (gpus, depositors) =
+				Self::do_report_missed_result(&who, lease).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::report_missed_result(gpus, depositors)).into())
 		}
 
@@ -692,9 +687,10 @@ pub mod pallet {
 		/// toward the provider's reputation, its holdback is paid and its collateral unlocked,
 		/// now.
 		#[pallet::call_index(8)]
-		pub fn accept_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		pub fn accept_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_accept_result(&who, lease)
+			Self::do_accept_result(&who, lease).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// The buyer objects, within the verdict window, to the result (or the notice) that
@@ -704,18 +700,23 @@ pub mod pallet {
 		/// for an early result, half to the buyer (and the holdback back to it) for a
 		/// `terminate`. The objection is counted on the buyer's record.
 		#[pallet::call_index(9)]
-		pub fn object_to_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		pub fn object_to_result(
+			origin: OriginFor<T>,
+			lease: LeaseId,
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_object_to_result(&who, lease)
+			Self::do_object_to_result(&who, lease).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// Anyone settles the verdict on a result whose verdict window passed without an
 		/// objection (the provider has reason to): its outcome counts, its holdback is paid and
 		/// its collateral unlocked.
 		#[pallet::call_index(10)]
-		pub fn confirm_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		pub fn confirm_result(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			Self::do_confirm_result(lease)
+			Self::do_confirm_result(lease).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// The buyer disputes, within the verdict window, the result of a deterministic
@@ -728,9 +729,10 @@ pub mod pallet {
 		/// what it paid, bond included. A verifier that does not deliver is slashed and
 		/// another drawn; after `MAX_DISPUTE_DRAWS` the dispute is void and the bond refunded.
 		#[pallet::call_index(11)]
-		pub fn dispute(origin: OriginFor<T>, lease: LeaseId) -> DispatchResult {
+		pub fn dispute(origin: OriginFor<T>, lease: LeaseId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_dispute(&who, lease)
+			Self::do_dispute(&who, lease).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// The provider (or its worker key bound to the lease's devices) of a replica commits
@@ -749,7 +751,7 @@ pub mod pallet {
 			seal: [u8; 32],
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let (gpus, _) = Self::do_commit_result(&who, lease, seal)?;
+			let (gpus, _) = Self::do_commit_result(&who, lease, seal).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::commit_result(gpus)).into())
 		}
 
@@ -790,7 +792,7 @@ pub mod pallet {
 			order: stint_traits::OrderId,
 		) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			let replicas = Self::do_decide_replicas(order)?;
+			let replicas = Self::do_decide_replicas(order).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::decide_replicas(replicas)).into())
 		}
 	}

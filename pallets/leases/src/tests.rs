@@ -11,6 +11,7 @@ use frame::{
 	traits::Get,
 };
 use stint_primitives::{NextDuty, Outcome, ReportKind, SlashReason};
+use stint_traits::refused;
 use stint_traits::ProviderCollateral;
 use stint_traits::{LeaseFactory, NewLease};
 
@@ -63,12 +64,12 @@ fn a_lease_refuses_devices_that_are_busy_or_too_many() {
 			replicas: 1,
 		};
 		assert_noop!(
-			<Leases as LeaseFactory<_, _, _>>::create_lease(again.clone()),
+			refused(<Leases as LeaseFactory<_, _, _>>::create_lease(again.clone())),
 			DispatchError::Other("DeviceCommitted")
 		);
 		again.devices = (0..5).map(|i| dev(PROVIDER, i)).collect();
 		assert_noop!(
-			<Leases as LeaseFactory<_, _, _>>::create_lease(again),
+			refused(<Leases as LeaseFactory<_, _, _>>::create_lease(again)),
 			Error::<Test>::TooManyDevices
 		);
 	});
@@ -80,27 +81,27 @@ fn the_worker_key_of_the_leases_machine_acks_and_gives_notice_and_no_other_key_d
 		let id = new_lease(10, 1_000, None, 5);
 		// OTHER_WORKER is PROVIDER's key for another machine; STRANGER acts for nobody.
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(OTHER_WORKER), id),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(OTHER_WORKER), id)),
 			Error::<Test>::NotThisWorker
 		);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotProvider
 		);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(OTHER_PROVIDER), id),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(OTHER_PROVIDER), id)),
 			Error::<Test>::NotProvider
 		);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(WORKER), id));
 		assert_eq!(lease(id).status, LeaseStatus::Running);
 		assert_noop!(
-			Leases::give_notice(RuntimeOrigin::signed(OTHER_WORKER), id),
+			refused(Leases::give_notice(RuntimeOrigin::signed(OTHER_WORKER), id)),
 			Error::<Test>::NotThisWorker
 		);
 		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(WORKER), id));
 		// Ending the lease stays with the provider's account.
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(WORKER), id),
+			refused(Leases::terminate(RuntimeOrigin::signed(WORKER), id)),
 			Error::<Test>::NotProvider
 		);
 		assert_eq!(
@@ -119,18 +120,18 @@ fn the_ack_starts_payment() {
 		let id = new_lease(10, 1_000, Some(100), 0);
 		run_to_block(3);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotProvider
 		);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), 9),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), 9)),
 			Error::<Test>::UnknownLease
 		);
 		ack(id);
 		assert_eq!((lease(id).status, lease(id).ends_at), (LeaseStatus::Running, Some(103)));
 		assert_eq!(last_event(), Event::Acknowledged { lease: id, ends_at: Some(103) });
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id)),
 			Error::<Test>::NotAwaitingAck
 		);
 		run_to_block(13);
@@ -147,12 +148,12 @@ fn a_late_ack_is_refused_and_anyone_reports_the_no_show() {
 		let id = new_lease(10, 1_000, Some(100), 0);
 		run_to_block(1 + ACK_DEADLINE);
 		assert_noop!(
-			Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::AckNotOverdue
 		);
 		run_to_block(2 + ACK_DEADLINE);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(PROVIDER), id)),
 			Error::<Test>::AckDeadlinePassed
 		);
 		assert_ok!(Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id));
@@ -170,7 +171,7 @@ fn a_late_ack_is_refused_and_anyone_reports_the_no_show() {
 			Event::Terminated { lease: id, reason: TerminationReason::NoShow, slashed: COLLATERAL }
 		);
 		assert_noop!(
-			Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::report_no_show(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotAwaitingAck
 		);
 	});
@@ -213,7 +214,7 @@ fn a_signed_result_pays_to_its_block_and_refunds_the_rest() {
 			}
 		);
 		// Once is enough.
-		assert_noop!(submit(id, commitment(0)), Error::<Test>::NotRunning);
+		assert_noop!(refused(submit(id, commitment(0))), Error::<Test>::NotRunning);
 	});
 }
 
@@ -261,46 +262,46 @@ fn a_result_must_carry_the_right_signature() {
 		let send =
 			|signature| Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, signature);
 		// Not acknowledged yet.
-		assert_noop!(send(sign(id, FINAL, &c)), Error::<Test>::NotRunning);
+		assert_noop!(refused(send(sign(id, FINAL, &c))), Error::<Test>::NotRunning);
 		ack(id);
 		let genesis = Leases::genesis_hash();
 		assert_noop!(
-			send(sign_for(&worker(OTHER_PROVIDER), genesis, id, FINAL, &c)),
+			refused(send(sign_for(&worker(OTHER_PROVIDER), genesis, id, FINAL, &c))),
 			Error::<Test>::BadSignature
 		);
-		assert_noop!(send(sign(other, FINAL, &c)), Error::<Test>::BadSignature);
+		assert_noop!(refused(send(sign(other, FINAL, &c))), Error::<Test>::BadSignature);
 		assert_noop!(
-			send(sign_for(&worker(PROVIDER), [9; 32], id, FINAL, &c)),
+			refused(send(sign_for(&worker(PROVIDER), [9; 32], id, FINAL, &c))),
 			Error::<Test>::BadSignature
 		);
 		assert_noop!(
-			send(sign(id, ReportKind::Checkpoint { sequence: 1 }, &c)),
+			refused(send(sign(id, ReportKind::Checkpoint { sequence: 1 }, &c))),
 			Error::<Test>::BadSignature
 		);
 		let mut tampered = c;
 		tampered.exit_code = 1;
 		assert_noop!(
-			Leases::submit_result(
+			refused(Leases::submit_result(
 				RuntimeOrigin::signed(STRANGER),
 				id,
 				tampered,
 				sign(id, FINAL, &c)
-			),
+			)),
 			Error::<Test>::BadSignature
 		);
 		let mut other_image = c;
 		other_image.image_digest = [0; 32];
 		assert_noop!(
-			Leases::submit_result(
+			refused(Leases::submit_result(
 				RuntimeOrigin::signed(STRANGER),
 				id,
 				other_image,
 				sign(id, FINAL, &other_image)
-			),
+			)),
 			Error::<Test>::WrongImage
 		);
 		assert_noop!(
-			Leases::submit_result(RuntimeOrigin::none(), id, c, sign(id, FINAL, &c)),
+			refused(Leases::submit_result(RuntimeOrigin::none(), id, c, sign(id, FINAL, &c))),
 			DispatchError::BadOrigin
 		);
 		assert_ok!(send(sign(id, FINAL, &c)));
@@ -330,11 +331,11 @@ fn a_missing_result_is_slashed_after_the_grace() {
 		ack(id);
 		run_to_block(101 + RESULT_GRACE);
 		assert_noop!(
-			Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotOverdue
 		);
 		run_to_block(102 + RESULT_GRACE);
-		assert_noop!(submit(id, commitment(0)), Error::<Test>::ResultTooLate);
+		assert_noop!(refused(submit(id, commitment(0))), Error::<Test>::ResultTooLate);
 		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id));
 		assert_eq!(
 			slashes(),
@@ -362,12 +363,12 @@ fn checkpoints_keep_an_open_ended_lease_alive_and_cannot_be_replayed() {
 		assert_eq!(free(PROVIDER), ENDOWMENT + 140);
 		assert_eq!(last_event(), Event::Checkpointed { lease: id, sequence: 1, commitment: c });
 		assert_noop!(
-			Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, first),
+			refused(Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, first)),
 			Error::<Test>::BadSignature
 		);
 		run_to_block(15 + CHECKPOINT_INTERVAL);
 		assert_noop!(
-			Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotOverdue
 		);
 		run_to_block(16 + CHECKPOINT_INTERVAL);
@@ -391,12 +392,12 @@ fn an_overdue_checkpoint_cannot_be_covered_by_a_late_report_and_is_slashed() {
 		// Acknowledged at block 1: the first checkpoint is due by 1 + the interval.
 		run_to_block(2 + CHECKPOINT_INTERVAL);
 		assert_noop!(
-			Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, checkpoint),
+			refused(Leases::checkpoint(RuntimeOrigin::signed(STRANGER), id, c, checkpoint)),
 			Error::<Test>::CheckpointOverdue
 		);
 		// A result now would end the lease early, its slash escaped: refused too.
 		assert_noop!(
-			Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, result),
+			refused(Leases::submit_result(RuntimeOrigin::signed(STRANGER), id, c, result)),
 			Error::<Test>::CheckpointOverdue
 		);
 		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id));
@@ -440,12 +441,12 @@ fn a_fixed_lease_takes_no_checkpoints() {
 		ack(id);
 		let c = commitment(0);
 		assert_noop!(
-			Leases::checkpoint(
+			refused(Leases::checkpoint(
 				RuntimeOrigin::signed(STRANGER),
 				id,
 				c,
 				sign(id, ReportKind::Checkpoint { sequence: 1 }, &c)
-			),
+			)),
 			Error::<Test>::NotOpenEnded
 		);
 	});
@@ -458,7 +459,7 @@ fn the_buyer_closes_at_any_time_without_a_slash() {
 		ack(id);
 		run_to_block(21);
 		assert_noop!(
-			Leases::close_lease(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::close_lease(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotBuyer
 		);
 		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(BUYER), id));
@@ -471,7 +472,7 @@ fn the_buyer_closes_at_any_time_without_a_slash() {
 			LeaseStatus::Terminated { reason: TerminationReason::ClosedByBuyer }
 		);
 		assert_noop!(
-			Leases::close_lease(RuntimeOrigin::signed(BUYER), id),
+			refused(Leases::close_lease(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::LeaseEnded
 		);
 	});
@@ -483,18 +484,18 @@ fn the_provider_ends_a_lease_after_notice_or_is_slashed() {
 		let noticed = new_lease(10, 10_000, None, 20);
 		ack(noticed);
 		assert_noop!(
-			Leases::give_notice(RuntimeOrigin::signed(STRANGER), noticed),
+			refused(Leases::give_notice(RuntimeOrigin::signed(STRANGER), noticed)),
 			Error::<Test>::NotProvider
 		);
 		assert_ok!(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), noticed));
 		assert_eq!(last_event(), Event::NoticeGiven { lease: noticed, notice_ends_at: 21 });
 		assert_noop!(
-			Leases::give_notice(RuntimeOrigin::signed(PROVIDER), noticed),
+			refused(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), noticed)),
 			Error::<Test>::NoticeAlreadyGiven
 		);
 		run_to_block(21);
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(BUYER), noticed),
+			refused(Leases::terminate(RuntimeOrigin::signed(BUYER), noticed)),
 			Error::<Test>::NotProvider
 		);
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), noticed));
@@ -559,13 +560,13 @@ fn a_fixed_lease_cannot_be_terminated_nor_an_overdue_one_escape_its_report() {
 		let fixed = new_lease(10, 1_000, Some(100), 0);
 		ack(fixed);
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(PROVIDER), fixed),
+			refused(Leases::terminate(RuntimeOrigin::signed(PROVIDER), fixed)),
 			Error::<Test>::FixedDuration
 		);
 		// Past its result deadline it still cannot: only the report ends it, with its slash.
 		run_to_block(102 + RESULT_GRACE);
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(PROVIDER), fixed),
+			refused(Leases::terminate(RuntimeOrigin::signed(PROVIDER), fixed)),
 			Error::<Test>::FixedDuration
 		);
 		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), fixed));
@@ -574,7 +575,7 @@ fn a_fixed_lease_cannot_be_terminated_nor_an_overdue_one_escape_its_report() {
 		ack(open);
 		run_to_block(System::block_number() + CHECKPOINT_INTERVAL + 1);
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(PROVIDER), open),
+			refused(Leases::terminate(RuntimeOrigin::signed(PROVIDER), open)),
 			Error::<Test>::CheckpointOverdue
 		);
 		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), open));
@@ -600,7 +601,7 @@ fn a_provider_that_declines_a_lease_it_never_acknowledged_is_a_no_show() {
 		// Nor can it give notice before acknowledging.
 		let other = new_lease(10, 1_000, Some(100), 0);
 		assert_noop!(
-			Leases::give_notice(RuntimeOrigin::signed(PROVIDER), other),
+			refused(Leases::give_notice(RuntimeOrigin::signed(PROVIDER), other)),
 			Error::<Test>::NotRunning
 		);
 	});
@@ -612,7 +613,7 @@ fn a_provider_cannot_report_its_own_lease() {
 		let id = new_lease(10, 1_000, Some(100), 0);
 		run_to_block(2 + ACK_DEADLINE);
 		assert_noop!(
-			Leases::report_no_show(RuntimeOrigin::signed(PROVIDER), id),
+			refused(Leases::report_no_show(RuntimeOrigin::signed(PROVIDER), id)),
 			Error::<Test>::SelfReport
 		);
 		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(BUYER), id));
@@ -631,7 +632,7 @@ fn depletion_suspends_a_top_up_resumes_and_grace_ends_it_without_a_slash() {
 		// Nothing is owed while suspended, not even a checkpoint.
 		run_to_block(11 + GRACE - 1);
 		assert_noop!(
-			Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::report_missed_result(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::NotOverdue
 		);
 		assert_ok!(Streams::top_up(RuntimeOrigin::signed(BUYER), stream, 50));
@@ -648,9 +649,9 @@ fn depletion_suspends_a_top_up_resumes_and_grace_ends_it_without_a_slash() {
 		assert!(slashes().is_empty());
 		assert_eq!(free(PROVIDER), ENDOWMENT + 150);
 		assert_eq!((committed(dev(PROVIDER, 0)), locked(PROVIDER)), (None, 0));
-		assert_noop!(submit(id, commitment(0)), Error::<Test>::NotRunning);
+		assert_noop!(refused(submit(id, commitment(0))), Error::<Test>::NotRunning);
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(BUYER), stream, 50),
+			refused(Streams::top_up(RuntimeOrigin::signed(BUYER), stream, 50)),
 			pallet_streams::Error::<Test>::StreamClosed
 		);
 	});
@@ -679,23 +680,23 @@ fn an_early_result_counts_once_the_buyer_accepts_or_the_window_passes() {
 		assert_ok!(submit(confirmed, commitment(0)));
 		assert!(outcomes().is_empty(), "an early result is not a free exit");
 		assert_noop!(
-			Leases::accept_result(RuntimeOrigin::signed(STRANGER), accepted),
+			refused(Leases::accept_result(RuntimeOrigin::signed(STRANGER), accepted)),
 			Error::<Test>::NotBuyer
 		);
 		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(BUYER), accepted));
 		assert_eq!(weighted_outcomes(), vec![(PROVIDER, Outcome::Completed, Permill::one())]);
 		assert_noop!(
-			Leases::accept_result(RuntimeOrigin::signed(BUYER), accepted),
+			refused(Leases::accept_result(RuntimeOrigin::signed(BUYER), accepted)),
 			Error::<Test>::NoPendingVerdict
 		);
 		// Nobody can settle the other before its window passes; then anyone can.
 		assert_noop!(
-			Leases::confirm_result(RuntimeOrigin::signed(STRANGER), confirmed),
+			refused(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), confirmed)),
 			Error::<Test>::ObjectionWindowOpen
 		);
 		run_to_block(61 + OBJECTION_WINDOW + 1);
 		assert_noop!(
-			Leases::object_to_result(RuntimeOrigin::signed(BUYER), confirmed),
+			refused(Leases::object_to_result(RuntimeOrigin::signed(BUYER), confirmed)),
 			Error::<Test>::ObjectionWindowClosed
 		);
 		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), confirmed));
@@ -774,7 +775,7 @@ fn an_objection_to_an_early_result_burns_the_undelivered_time_and_earns_the_buye
 			}
 		);
 		assert_noop!(
-			Leases::object_to_result(RuntimeOrigin::signed(BUYER), id),
+			refused(Leases::object_to_result(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::NoPendingVerdict
 		);
 	});
@@ -893,11 +894,11 @@ fn only_an_ended_lease_is_pruned_and_its_pending_verdict_counts_first() {
 		let reap = |id| <Leases as LeaseFactory<_, _, _>>::reap(id);
 		let id = new_lease(10, 1_000, Some(100), 0);
 		ack(id);
-		assert_noop!(reap(id), Error::<Test>::LeaseLive);
+		assert_noop!(refused(reap(id)), Error::<Test>::LeaseLive);
 		run_to_block(21);
 		assert_ok!(submit(id, commitment(0)));
 		assert_eq!(<Leases as LeaseFactory<_, _, _>>::ended_at(id), Some(21));
-		assert_noop!(reap(id), Error::<Test>::ObjectionWindowOpen);
+		assert_noop!(refused(reap(id)), Error::<Test>::ObjectionWindowOpen);
 		run_to_block(21 + OBJECTION_WINDOW + 1);
 		let stream = lease(id).stream;
 		assert_ok!(reap(id));
@@ -923,11 +924,14 @@ fn a_dispute_is_the_buyers_within_the_window_once_and_of_a_deterministic_result(
 		run_to_block(31);
 		assert_ok!(submit(id, commitment(0)));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(BUYER), id),
+			refused(Leases::dispute(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::NotDeterministic
 		);
 		deterministic(id);
-		assert_noop!(Leases::dispute(RuntimeOrigin::signed(STRANGER), id), Error::<Test>::NotBuyer);
+		assert_noop!(
+			refused(Leases::dispute(RuntimeOrigin::signed(STRANGER), id)),
+			Error::<Test>::NotBuyer
+		);
 		// Twice the blocks it ran at its price, at least the chain's least bond.
 		let l = lease(id);
 		let ran = l.ended_at.unwrap() - l.started_at.unwrap();
@@ -937,16 +941,16 @@ fn a_dispute_is_the_buyers_within_the_window_once_and_of_a_deterministic_result(
 		assert_ok!(Leases::dispute(RuntimeOrigin::signed(BUYER), id));
 		assert_eq!((free(BUYER), stream_escrow(BUYER)), (before - bond, bond));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(BUYER), id),
+			refused(Leases::dispute(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::AlreadyDisputed
 		);
 		assert_noop!(
-			Leases::accept_result(RuntimeOrigin::signed(BUYER), id),
+			refused(Leases::accept_result(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::DisputeOpen
 		);
 		run_to_block(31 + OBJECTION_WINDOW + 1);
 		assert_noop!(
-			Leases::confirm_result(RuntimeOrigin::signed(STRANGER), id),
+			refused(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), id)),
 			Error::<Test>::DisputeOpen
 		);
 		// The stand-in registry has nobody to draw: three draws, then the dispute is void, the
@@ -973,12 +977,12 @@ fn a_late_unfunded_or_notice_ended_dispute_is_refused() {
 		assert_ok!(submit(late, commitment(0)));
 		run_to_block(11 + OBJECTION_WINDOW + 1);
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(BUYER), late),
+			refused(Leases::dispute(RuntimeOrigin::signed(BUYER), late)),
 			Error::<Test>::ObjectionWindowClosed
 		);
 		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(STRANGER), late));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(BUYER), late),
+			refused(Leases::dispute(RuntimeOrigin::signed(BUYER), late)),
 			Error::<Test>::NoPendingVerdict
 		);
 
@@ -988,7 +992,7 @@ fn a_late_unfunded_or_notice_ended_dispute_is_refused() {
 		run_to_block(40);
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(PROVIDER), open));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(BUYER), open),
+			refused(Leases::dispute(RuntimeOrigin::signed(BUYER), open)),
 			Error::<Test>::NoResultToDispute
 		);
 
@@ -1000,7 +1004,7 @@ fn a_late_unfunded_or_notice_ended_dispute_is_refused() {
 		let spare = free(BUYER) - 10;
 		assert_ok!(Balances::transfer_allow_death(RuntimeOrigin::signed(BUYER), STRANGER, spare));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(BUYER), unfunded),
+			refused(Leases::dispute(RuntimeOrigin::signed(BUYER), unfunded)),
 			Error::<Test>::BondUnavailable
 		);
 	});
@@ -1053,14 +1057,14 @@ fn replicas_that_agree_are_decided_by_the_last_reveal_and_paid() {
 		assert_eq!(group.replicas.iter().map(|r| r.lease).collect::<Vec<_>>(), vec![a, b]);
 		run_to_block(21);
 		// A replica's result is sealed, never plain.
-		assert_noop!(submit(a, commitment(0)), Error::<Test>::Replicated);
+		assert_noop!(refused(submit(a, commitment(0))), Error::<Test>::Replicated);
 		assert_ok!(commit_sealed(a, &commitment(0)));
 		assert_eq!(lease(a).status, LeaseStatus::Sealed);
 		assert_eq!(committed(dev(PROVIDER, 0)), None, "its devices are free");
-		assert_noop!(reveal(a, &commitment(0)), Error::<Test>::RevealsNotOpen);
+		assert_noop!(refused(reveal(a, &commitment(0))), Error::<Test>::RevealsNotOpen);
 		assert_ok!(commit_sealed(b, &commitment(0)));
 		assert_eq!(crate::ReplicaGroups::<Test>::get(9).unwrap().reveals_from, 21);
-		assert_noop!(reveal(a, &commitment(1)), Error::<Test>::SealMismatch);
+		assert_noop!(refused(reveal(a, &commitment(1))), Error::<Test>::SealMismatch);
 		assert_ok!(reveal(a, &commitment(0)));
 		assert_ok!(reveal(b, &commitment(0)));
 		let group = crate::ReplicaGroups::<Test>::get(9).unwrap();

@@ -9,6 +9,15 @@ use stint_primitives::{is_job_env_name, is_pinned_image, DeviceId};
 use stint_traits::{LeaseFactory, ProviderCollateral, ProviderRegistry};
 
 impl<T: Config> Pallet<T> {
+	/// What a call this pallet refuses is charged: its checks read the order and at most five
+	/// more items (the bid slot, the provider's record and worker index, the rejections, the
+	/// bond) before anything is written.
+	pub(crate) fn refused(
+		error: DispatchError,
+	) -> frame::deps::frame_support::dispatch::DispatchErrorWithPostInfo {
+		stint_traits::refusal::<Self>(error, T::DbWeight::get().reads(6))
+	}
+
 	pub(crate) fn do_create_order(
 		buyer: T::AccountId,
 		spec: JobSpec,

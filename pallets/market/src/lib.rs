@@ -24,7 +24,7 @@ pub use stint_traits::OrderId;
 pub use types::*;
 pub use weights::WeightInfo;
 
-use frame::{deps::frame_support::dispatch::WithPostDispatchInfo, prelude::*, traits::fungible};
+use frame::{prelude::*, traits::fungible};
 use stint_primitives::{DeviceId, JobSpec, LeaseId};
 
 /// How many of the best bids the close of a window tries before the order expires (a bid fails
@@ -551,9 +551,10 @@ pub mod pallet {
 			spec: JobSpec,
 			terms: TermsOf<T>,
 			#[pallet::compact] deposit: BalanceOf<T>,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_create_order(who, spec, terms, deposit).map(|_| ())
+			Self::do_create_order(who, spec, terms, deposit).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// Bids `price_per_block` to run `order` on exactly `devices` of the signer's registered
@@ -573,16 +574,18 @@ pub mod pallet {
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let gpus = Self::gpus_weighed(devices.len());
-			let outbid = Self::do_place_bid(who, order, price_per_block, devices)?;
+			let outbid =
+				Self::do_place_bid(who, order, price_per_block, devices).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::place_bid(gpus, outbid.into())).into())
 		}
 
 		/// Withdraws the signer's bid on `order` (or, signed by a worker key, its provider's bid
 		/// on the worker's devices): its collateral and deposit are released.
 		#[pallet::call_index(2)]
-		pub fn retract_bid(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
+		pub fn retract_bid(origin: OriginFor<T>, order: OrderId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_retract_bid(&who, order)
+			Self::do_retract_bid(&who, order).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// The buyer cancels an open order: its escrow and every bid are released.
@@ -590,7 +593,7 @@ pub mod pallet {
 		#[pallet::weight(T::WeightInfo::cancel_order(T::MaxBidsPerOrder::get()))]
 		pub fn cancel_order(origin: OriginFor<T>, order: OrderId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let bids = Self::do_cancel_order(&who, order)?;
+			let bids = Self::do_cancel_order(&who, order).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::cancel_order(bids)).into())
 		}
 
@@ -608,7 +611,8 @@ pub mod pallet {
 			devices: alloc::vec::Vec<DeviceId>,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let bids = Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)?;
+			let bids = Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)
+				.map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::accept_bid(bids)).into())
 		}
 
@@ -616,9 +620,10 @@ pub mod pallet {
 		/// lease and payment stream. Anyone may: the caller, unless it is the buyer, gets
 		/// `ReapReward` of the order's storage deposit; the buyer gets the rest back.
 		#[pallet::call_index(5)]
-		pub fn reap_order(origin: OriginFor<T>, order: OrderId) -> DispatchResult {
+		pub fn reap_order(origin: OriginFor<T>, order: OrderId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_reap_order(&who, order)
+			Self::do_reap_order(&who, order).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// The buyer turns down `provider`'s bid on its open `order`. A bid that can still be
@@ -630,9 +635,10 @@ pub mod pallet {
 			origin: OriginFor<T>,
 			order: OrderId,
 			provider: T::AccountId,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_reject_bid(&who, order, &provider)
+			Self::do_reject_bid(&who, order, &provider).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// Anyone drops `provider`'s bid on open `order` if its provider can no longer honour it
@@ -644,9 +650,10 @@ pub mod pallet {
 			origin: OriginFor<T>,
 			order: OrderId,
 			provider: T::AccountId,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			Self::do_drop_dead_bid(order, &provider)
+			Self::do_drop_dead_bid(order, &provider).map_err(Self::refused)?;
+			Ok(().into())
 		}
 
 		/// Anyone closes open `order` whose deadline has come (its bid window closed, or its
@@ -658,8 +665,7 @@ pub mod pallet {
 		#[pallet::weight(Pallet::<T>::close_weight(None))]
 		pub fn close_order(origin: OriginFor<T>, order: OrderId) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			let leases = Self::do_close_order(order)
-				.map_err(|error| error.with_weight(T::DbWeight::get().reads(1)))?;
+			let leases = Self::do_close_order(order).map_err(Self::refused)?;
 			Ok(PostDispatchInfo {
 				actual_weight: Some(Self::close_weight(Some(leases))),
 				pays_fee: Pays::No,

@@ -10,6 +10,7 @@ use frame::{
 	traits::fungible::Mutate,
 };
 use stint_traits::buckets::Slot;
+use stint_traits::refused;
 
 fn create(buyer: u64, terms: TermsOf<Test>, deposit: Balance) -> OrderId {
 	let id = NextOrderId::<Test>::get();
@@ -68,7 +69,7 @@ fn create_order_refuses_bad_input() {
 	ExtBuilder::build_and_execute(|| {
 		let refuse = |spec: JobSpec, terms: TermsOf<Test>, deposit: Balance, error: Error<Test>| {
 			assert_noop!(
-				Market::create_order(RuntimeOrigin::signed(BUYER), spec, terms, deposit),
+				refused(Market::create_order(RuntimeOrigin::signed(BUYER), spec, terms, deposit)),
 				error
 			);
 		};
@@ -149,7 +150,7 @@ fn create_order_refuses_bad_input() {
 		refuse(spec(), with(|t| t.verdict_window = 101), 1_000, Error::VerdictWindowTooLong);
 		refuse(spec(), terms(), ENDOWMENT + 1, Error::InsufficientBalance);
 		assert_noop!(
-			Market::create_order(RuntimeOrigin::none(), spec(), terms(), 1_000),
+			refused(Market::create_order(RuntimeOrigin::none(), spec(), terms(), 1_000)),
 			DispatchError::BadOrigin
 		);
 	});
@@ -194,8 +195,8 @@ fn a_worker_key_bids_and_retracts_for_its_provider_on_its_own_devices_only() {
 			Market::place_bid(RuntimeOrigin::signed(who), id, 5, devices)
 		};
 		// WORKER is P1's key for its devices 0..4 (one machine) only.
-		assert_noop!(place(WORKER, vec![dev(P1, 4)]), Error::<Test>::NotThisWorker);
-		assert_noop!(place(WORKER, vec![dev(P2, 0)]), Error::<Test>::NotThisWorker);
+		assert_noop!(refused(place(WORKER, vec![dev(P1, 4)])), Error::<Test>::NotThisWorker);
+		assert_noop!(refused(place(WORKER, vec![dev(P2, 0)])), Error::<Test>::NotThisWorker);
 		assert_ok!(place(WORKER, vec![dev(P1, 0)]));
 		// The bid, its deposit and its collateral are P1's.
 		assert!(Bids::<Test>::contains_key(id, P1));
@@ -204,7 +205,7 @@ fn a_worker_key_bids_and_retracts_for_its_provider_on_its_own_devices_only() {
 		assert_eq!(Market::bids_of(&WORKER).len(), 1);
 		assert!(Market::bids_of(&P2).is_empty());
 		// P1 cannot bid again through its worker.
-		assert_noop!(place(WORKER, vec![dev(P1, 1)]), Error::<Test>::AlreadyBid);
+		assert_noop!(refused(place(WORKER, vec![dev(P1, 1)])), Error::<Test>::AlreadyBid);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), id));
 		assert_eq!(locked(P1), 0);
 		assert!(Market::bids_of(&P1).is_empty());
@@ -212,7 +213,7 @@ fn a_worker_key_bids_and_retracts_for_its_provider_on_its_own_devices_only() {
 		assert_ok!(place(P1, vec![dev(P1, 4)]));
 		assert!(Market::bids_of(&WORKER).is_empty());
 		assert_noop!(
-			Market::retract_bid(RuntimeOrigin::signed(WORKER), id),
+			refused(Market::retract_bid(RuntimeOrigin::signed(WORKER), id)),
 			Error::<Test>::NotThisWorker
 		);
 	});
@@ -225,33 +226,48 @@ fn place_bid_refuses_bad_bids() {
 		let place = |who: u64, order: OrderId, price: Balance, devices: Vec<DeviceId>| {
 			Market::place_bid(RuntimeOrigin::signed(who), order, price, devices)
 		};
-		assert_noop!(place(P1, 7, 5, vec![dev(P1, 0)]), Error::<Test>::UnknownOrder);
-		assert_noop!(place(BUYER, id, 5, vec![dev(P1, 0)]), Error::<Test>::BuyerCannotBid);
-		assert_noop!(place(P1, id, 0, vec![dev(P1, 0)]), Error::<Test>::ZeroPrice);
-		assert_noop!(place(P1, id, 11, vec![dev(P1, 0)]), Error::<Test>::PriceAboveCeiling);
-		assert_noop!(place(P1, id, 5, vec![dev(P1, 0); 5]), Error::<Test>::TooManyDevices);
+		assert_noop!(refused(place(P1, 7, 5, vec![dev(P1, 0)])), Error::<Test>::UnknownOrder);
+		assert_noop!(refused(place(BUYER, id, 5, vec![dev(P1, 0)])), Error::<Test>::BuyerCannotBid);
+		assert_noop!(refused(place(P1, id, 0, vec![dev(P1, 0)])), Error::<Test>::ZeroPrice);
+		assert_noop!(
+			refused(place(P1, id, 11, vec![dev(P1, 0)])),
+			Error::<Test>::PriceAboveCeiling
+		);
+		assert_noop!(refused(place(P1, id, 5, vec![dev(P1, 0); 5])), Error::<Test>::TooManyDevices);
 		// What the registry refuses, it names.
 		assert_noop!(
-			place(PAUSED, id, 5, vec![dev(PAUSED, 0)]),
+			refused(place(PAUSED, id, 5, vec![dev(PAUSED, 0)])),
 			DispatchError::Other("ProviderNotActive")
 		);
-		assert_noop!(place(P1, id, 5, vec![dev(P2, 0)]), DispatchError::Other("NotYourDevice"));
-		assert_noop!(place(P1, id, 5, vec![dev(P1, 0), dev(P1, 1)]), DispatchError::Other("Unfit"));
+		assert_noop!(
+			refused(place(P1, id, 5, vec![dev(P2, 0)])),
+			DispatchError::Other("NotYourDevice")
+		);
+		assert_noop!(
+			refused(place(P1, id, 5, vec![dev(P1, 0), dev(P1, 1)])),
+			DispatchError::Other("Unfit")
+		);
 		commit_elsewhere(dev(P1, 1));
-		assert_noop!(place(P1, id, 5, vec![dev(P1, 1)]), DispatchError::Other("DeviceCommitted"));
+		assert_noop!(
+			refused(place(P1, id, 5, vec![dev(P1, 1)])),
+			DispatchError::Other("DeviceCommitted")
+		);
 
 		bid(P1, id, 5);
-		assert_noop!(place(P1, id, 4, vec![dev(P1, 0)]), Error::<Test>::AlreadyBid);
+		assert_noop!(refused(place(P1, id, 4, vec![dev(P1, 0)])), Error::<Test>::AlreadyBid);
 		bid(P2, id, 5);
 		bid(P3, id, 5);
-		assert_noop!(place(PAUSED, id, 5, vec![dev(PAUSED, 0)]), Error::<Test>::TooManyBids);
+		assert_noop!(
+			refused(place(PAUSED, id, 5, vec![dev(PAUSED, 0)])),
+			Error::<Test>::TooManyBids
+		);
 
 		let mut manual = terms();
 		manual.auto_accept = false;
 		let late = create(BUYER, manual, 1_000);
 		bid(P2, late, 5);
 		run_to_block(11);
-		assert_noop!(place(P3, late, 5, vec![dev(P3, 1)]), Error::<Test>::BiddingClosed);
+		assert_noop!(refused(place(P3, late, 5, vec![dev(P3, 1)])), Error::<Test>::BiddingClosed);
 	});
 }
 
@@ -271,22 +287,22 @@ fn a_bid_needs_free_bond_and_a_deposit() {
 			));
 		}
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(P1),
 				orders[5],
 				5,
 				vec![dev(P1, 0), dev(P1, 1)]
-			),
+			)),
 			DispatchError::Other("InsufficientFreeBond")
 		);
 		Balances::set_balance(&P2, 5);
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(P2),
 				orders[0],
 				5,
 				vec![dev(P2, 0), dev(P2, 1)]
-			),
+			)),
 			Error::<Test>::InsufficientBalance
 		);
 		// Put P2's money back for the final count.
@@ -299,7 +315,10 @@ fn retract_bid_releases_collateral_and_deposit() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);
 		bid(P1, id, 8);
-		assert_noop!(Market::retract_bid(RuntimeOrigin::signed(P2), id), Error::<Test>::UnknownBid);
+		assert_noop!(
+			refused(Market::retract_bid(RuntimeOrigin::signed(P2), id)),
+			Error::<Test>::UnknownBid
+		);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
 		assert_eq!((locked(P1), bid_deposits(P1), free(P1)), (0, 0, ENDOWMENT));
 		assert_eq!(order(id).bid_count, 0);
@@ -319,7 +338,7 @@ fn cancel_order_returns_everything() {
 		bid(P1, id, 8);
 		bid(P2, id, 9);
 		assert_noop!(
-			Market::cancel_order(RuntimeOrigin::signed(OTHER_BUYER), id),
+			refused(Market::cancel_order(RuntimeOrigin::signed(OTHER_BUYER), id)),
 			Error::<Test>::NotBuyer
 		);
 		// Charged for the two bids it had, not for a full order.
@@ -342,7 +361,7 @@ fn cancel_order_returns_everything() {
 			}
 		);
 		assert_noop!(
-			Market::cancel_order(RuntimeOrigin::signed(BUYER), id),
+			refused(Market::cancel_order(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::UnknownOrder
 		);
 		// Nothing happens at the old deadline.
@@ -358,8 +377,8 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 		let id = create(BUYER, manual, 1_500);
 		bid(P1, id, 8);
 		bid(P2, id, 6);
-		assert_noop!(accept(OTHER_BUYER, id, P1), Error::<Test>::NotBuyer);
-		assert_noop!(accept(BUYER, id, P3), Error::<Test>::UnknownBid);
+		assert_noop!(refused(accept(OTHER_BUYER, id, P1)), Error::<Test>::NotBuyer);
+		assert_noop!(refused(accept(BUYER, id, P3)), Error::<Test>::UnknownBid);
 		// The buyer need not take the cheapest; it pays for the two bids there were.
 		let charged = accept(BUYER, id, P1).unwrap();
 		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::accept_bid(2)));
@@ -389,13 +408,13 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 				automatic: false
 			}
 		);
-		assert_noop!(accept(BUYER, id, P1), Error::<Test>::OrderNotOpen);
+		assert_noop!(refused(accept(BUYER, id, P1)), Error::<Test>::OrderNotOpen);
 		assert_noop!(
-			Market::cancel_order(RuntimeOrigin::signed(BUYER), id),
+			refused(Market::cancel_order(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::OrderNotOpen
 		);
 		assert_noop!(
-			Market::place_bid(RuntimeOrigin::signed(P3), id, 5, vec![dev(P3, 0)]),
+			refused(Market::place_bid(RuntimeOrigin::signed(P3), id, 5, vec![dev(P3, 0)])),
 			Error::<Test>::OrderNotOpen
 		);
 	});
@@ -412,11 +431,11 @@ fn accept_bid_takes_the_bid_only_at_the_price_and_on_the_devices_the_buyer_saw()
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
 		bid(P1, id, 10);
 		assert_noop!(
-			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 5, vec![dev(P1, 0)]),
+			refused(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 5, vec![dev(P1, 0)])),
 			Error::<Test>::BidChanged
 		);
 		assert_noop!(
-			Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 10, vec![dev(P1, 1)]),
+			refused(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 10, vec![dev(P1, 1)])),
 			Error::<Test>::BidChanged
 		);
 		assert_eq!(order(id).status, OrderStatus::Open);
@@ -520,7 +539,7 @@ fn a_provider_has_at_most_max_standing_bids_and_can_withdraw_them_all_at_once() 
 			bid(P1, *id, 5);
 		}
 		assert_noop!(
-			Market::place_bid(RuntimeOrigin::signed(P1), orders[6], 5, vec![dev(P1, 0)]),
+			refused(Market::place_bid(RuntimeOrigin::signed(P1), orders[6], 5, vec![dev(P1, 0)])),
 			Error::<Test>::TooManyStandingBids
 		);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), orders[0]));
@@ -562,7 +581,7 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 		// Bidding is over, accepting is not.
 		assert_eq!(order(first).deadline, Some(Slot::first(11 + ACCEPT_PERIOD)));
 		assert_noop!(
-			Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)]),
+			refused(Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)])),
 			Error::<Test>::BiddingClosed
 		);
 		assert_ok!(accept(BUYER, first, P1));
@@ -648,9 +667,9 @@ fn anyone_closes_an_order_the_hook_has_not_reached_for_free() {
 		bid(P1, id, 5);
 		let close = |who| Market::close_order(RuntimeOrigin::signed(who), id);
 		// Before its window closes it is not due: refused, at the cost of reading the order.
-		let refused = close(P2).unwrap_err();
-		assert_eq!(refused.error, Error::<Test>::NotDue.into());
-		assert_eq!(refused.post_info.actual_weight, Some(Weight::zero()));
+		let refusal = close(P2).unwrap_err();
+		assert_eq!(refusal.error, Error::<Test>::NotDue.into());
+		assert_eq!(refusal.post_info.actual_weight, Some(Weight::zero()));
 		run_to_block(11);
 		// The hook took two of the nine due: this order waits behind the crowd.
 		assert_eq!(order(id).status, OrderStatus::Open);
@@ -658,7 +677,7 @@ fn anyone_closes_an_order_the_hook_has_not_reached_for_free() {
 		assert_eq!(closed.pays_fee, Pays::No);
 		assert!(matches!(order(id).status, OrderStatus::Leased { .. }));
 		assert_eq!(leases().last().map(|l| l.provider), Some(P1));
-		assert_noop!(close(P2).map_err(|e| e.error), Error::<Test>::OrderNotOpen);
+		assert_noop!(refused(close(P2)), Error::<Test>::OrderNotOpen);
 		// The crowd is handled in its turn, the closed order no more.
 		run_to_block(15);
 		assert!(crowd.iter().all(|id| Orders::<Test>::get(id).is_none()));
@@ -676,7 +695,7 @@ fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
 		bid(P3, id, 9);
 		// The order is full; a bid no cheaper than the worst is refused...
 		assert_noop!(
-			Market::place_bid(RuntimeOrigin::signed(P4), id, 10, vec![dev(P4, 0)]),
+			refused(Market::place_bid(RuntimeOrigin::signed(P4), id, 10, vec![dev(P4, 0)])),
 			Error::<Test>::TooManyBids
 		);
 		// ...a cheaper one takes the place of the worst (the latest of the dearest), released,
@@ -729,10 +748,10 @@ fn an_order_pays_for_its_storage_until_it_is_pruned() {
 		run_to_block(11);
 		let OrderStatus::Leased { lease } = order(id).status else { panic!("leased") };
 		let reap = |who| Market::reap_order(RuntimeOrigin::signed(who), id);
-		assert_noop!(reap(OTHER_BUYER), Error::<Test>::LeaseNotEnded);
+		assert_noop!(refused(reap(OTHER_BUYER)), Error::<Test>::LeaseNotEnded);
 		end_lease(lease);
 		run_to_block(11 + RETENTION - 1);
-		assert_noop!(reap(OTHER_BUYER), Error::<Test>::RetentionNotOver);
+		assert_noop!(refused(reap(OTHER_BUYER)), Error::<Test>::RetentionNotOver);
 		run_to_block(11 + RETENTION);
 		let (buyer, reaper) = (free(BUYER), free(OTHER_BUYER));
 		assert_ok!(reap(OTHER_BUYER));
@@ -746,7 +765,7 @@ fn an_order_pays_for_its_storage_until_it_is_pruned() {
 			last_event(),
 			Event::OrderReaped { order: id, lease, reaper: OTHER_BUYER, reward }
 		);
-		assert_noop!(reap(OTHER_BUYER), Error::<Test>::UnknownOrder);
+		assert_noop!(refused(reap(OTHER_BUYER)), Error::<Test>::UnknownOrder);
 		StorageDepositBase::set(0);
 		StorageDepositPerByte::set(0);
 	});
@@ -757,7 +776,7 @@ fn an_open_order_is_not_pruned() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);
 		assert_noop!(
-			Market::reap_order(RuntimeOrigin::signed(OTHER_BUYER), id),
+			refused(Market::reap_order(RuntimeOrigin::signed(OTHER_BUYER), id)),
 			Error::<Test>::NotLeased
 		);
 	});
@@ -798,11 +817,11 @@ fn the_buyer_rejects_a_live_bid_for_a_compensation_and_a_dead_one_for_its_deposi
 		bid(P1, id, 5);
 		bid(P2, id, 6);
 		assert_noop!(
-			Market::reject_bid(RuntimeOrigin::signed(OTHER_BUYER), id, P1),
+			refused(Market::reject_bid(RuntimeOrigin::signed(OTHER_BUYER), id, P1)),
 			Error::<Test>::NotBuyer
 		);
 		assert_noop!(
-			Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P3),
+			refused(Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P3)),
 			Error::<Test>::UnknownBid
 		);
 		assert_ok!(Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P1));
@@ -813,7 +832,7 @@ fn the_buyer_rejects_a_live_bid_for_a_compensation_and_a_dead_one_for_its_deposi
 		assert_eq!((free(P1), locked(P1)), (ENDOWMENT + BID_COMPENSATION, 0));
 		assert_eq!(order(id).deposit, 1_000 - BID_COMPENSATION);
 		assert_noop!(
-			Market::place_bid(RuntimeOrigin::signed(P1), id, 4, vec![dev(P1, 0)]),
+			refused(Market::place_bid(RuntimeOrigin::signed(P1), id, 4, vec![dev(P1, 0)])),
 			Error::<Test>::BidRejected
 		);
 		// A dead bid is dropped instead: its deposit is the buyer's, and its provider not barred.
@@ -834,7 +853,7 @@ fn anyone_drops_a_dead_bid_and_nobody_a_live_one() {
 		bid(P1, id, 5);
 		bid(P2, id, 6);
 		assert_noop!(
-			Market::drop_dead_bid(RuntimeOrigin::signed(P3), id, P1),
+			refused(Market::drop_dead_bid(RuntimeOrigin::signed(P3), id, P1)),
 			Error::<Test>::BidStillHonourable
 		);
 		commit_elsewhere(dev(P1, 0));

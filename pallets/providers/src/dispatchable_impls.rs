@@ -19,6 +19,15 @@ type CheckedInfo<T> = (
 );
 
 impl<T: Config> Pallet<T> {
+	/// What a call this pallet refuses is charged: its checks read the provider's record and at
+	/// most two more items (the worker index, a history) before anything is written; a consent
+	/// is checked before anything is written too, and costs about as much as those reads.
+	pub(crate) fn refused(
+		error: DispatchError,
+	) -> frame::deps::frame_support::dispatch::DispatchErrorWithPostInfo {
+		stint_traits::refusal::<Self>(error, T::DbWeight::get().reads(4))
+	}
+
 	pub(crate) fn do_register(
 		who: &T::AccountId,
 		info: ProviderInfo,

@@ -460,7 +460,7 @@ pub mod pallet {
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let gpus = hardware.gpus.len() as u32;
-			let retracted = Self::do_update_hardware(&who, hardware)?;
+			let retracted = Self::do_update_hardware(&who, hardware).map_err(Self::refused)?;
 			let weight = T::WeightInfo::update_hardware(gpus);
 			Ok(Some(weight.saturating_add(T::Bids::retract_weight(retracted))).into())
 		}
@@ -485,7 +485,7 @@ pub mod pallet {
 		#[pallet::weight(T::WeightInfo::pause().saturating_add(T::Bids::retract_all_weight()))]
 		pub fn pause(origin: OriginFor<T>) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let retracted = Self::do_pause(&who)?;
+			let retracted = Self::do_pause(&who).map_err(Self::refused)?;
 			Ok(Some(T::WeightInfo::pause().saturating_add(T::Bids::retract_weight(retracted)))
 				.into())
 		}
@@ -505,7 +505,7 @@ pub mod pallet {
 			.saturating_add(T::Bids::retract_all_weight()))]
 		pub fn announce_exit(origin: OriginFor<T>) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let retracted = Self::do_announce_exit(&who)?;
+			let retracted = Self::do_announce_exit(&who).map_err(Self::refused)?;
 			let weight = T::WeightInfo::announce_exit();
 			Ok(Some(weight.saturating_add(T::Bids::retract_weight(retracted))).into())
 		}
@@ -535,7 +535,8 @@ pub mod pallet {
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let weight = T::WeightInfo::bind_worker(devices.len() as u32);
-			let looked_at = Self::do_bind_worker(&who, worker_key, devices, &proof)?;
+			let looked_at =
+				Self::do_bind_worker(&who, worker_key, devices, &proof).map_err(Self::refused)?;
 			Ok(Some(weight.saturating_add(T::Bids::retract_weight(looked_at))).into())
 		}
 
@@ -551,7 +552,7 @@ pub mod pallet {
 			worker_key: WorkerKey,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let looked_at = Self::do_unbind_worker(&who, worker_key)?;
+			let looked_at = Self::do_unbind_worker(&who, worker_key).map_err(Self::refused)?;
 			Ok(Some(
 				T::WeightInfo::unbind_worker().saturating_add(T::Bids::retract_weight(looked_at)),
 			)

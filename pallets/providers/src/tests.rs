@@ -7,6 +7,7 @@ use frame::{
 };
 use polkadot_sdk::pallet_balances;
 use stint_primitives::{ComputeCapability, GpuRequirements, Outcome};
+use stint_traits::refused;
 use stint_traits::{ProviderRegistry, ReputationRecorder};
 
 fn requirements(count: u32) -> GpuRequirements {
@@ -77,7 +78,7 @@ fn register_refuses_bad_input_and_changes_nothing() {
 			(info(), hw_with(|h| h.ram_mib = 0), Error::ZeroRam),
 		];
 		for (info, hw, error) in cases {
-			assert_noop!(try_register(info, hw), error);
+			assert_noop!(refused(try_register(info, hw)), error);
 		}
 	});
 }
@@ -87,13 +88,13 @@ fn register_refuses_a_second_registration_and_a_poor_account_not_a_device_id_in_
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(1),
 				info(),
 				worker_key(9),
 				hardware(&[3]),
 				proof(9, 1)
-			),
+			)),
 			Error::<Test>::AlreadyRegistered
 		);
 		// A device id names a GPU within its provider's inventory: nobody blocks another
@@ -111,23 +112,23 @@ fn register_refuses_a_second_registration_and_a_poor_account_not_a_device_id_in_
 		assert_ok!(Providers::commit_devices(&2, &[[2; 32]], 8));
 		// Account 7 has nothing to hold the deposit from.
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(7),
 				info(),
 				worker_key(10),
 				hardware(&[3]),
 				proof(10, 7)
-			),
+			)),
 			Error::<Test>::InsufficientBalance
 		);
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::none(),
 				info(),
 				worker_key(9),
 				hardware(&[3]),
 				proof(9, 1)
-			),
+			)),
 			DispatchError::BadOrigin
 		);
 	});
@@ -137,7 +138,7 @@ fn register_refuses_a_second_registration_and_a_poor_account_not_a_device_id_in_
 fn update_info_changes_name_endpoint_and_region() {
 	ExtBuilder::default().build_and_execute(|| {
 		assert_noop!(
-			Providers::update_info(RuntimeOrigin::signed(1), info()),
+			refused(Providers::update_info(RuntimeOrigin::signed(1), info())),
 			Error::<Test>::NotRegistered
 		);
 		register(1, &[1]);
@@ -148,7 +149,7 @@ fn update_info_changes_name_endpoint_and_region() {
 		};
 		// Plain HTTP only where the chain allows it (development and local chains).
 		assert_noop!(
-			Providers::update_info(RuntimeOrigin::signed(1), new.clone()),
+			refused(Providers::update_info(RuntimeOrigin::signed(1), new.clone())),
 			Error::<Test>::InsecureEndpoint
 		);
 		AllowPlainHttp::<Test>::put(true);
@@ -158,7 +159,7 @@ fn update_info_changes_name_endpoint_and_region() {
 		assert_eq!(last_event(), Event::InfoUpdated { provider: 1 });
 		let bad = ProviderInfo { region: *b"1A", ..info() };
 		assert_noop!(
-			Providers::update_info(RuntimeOrigin::signed(1), bad),
+			refused(Providers::update_info(RuntimeOrigin::signed(1), bad)),
 			Error::<Test>::InvalidRegion
 		);
 	});
@@ -183,7 +184,7 @@ fn update_hardware_moves_the_deposit() {
 			Event::HardwareUpdated { provider: 1, gpus: 1, deposit: DEPOSIT + DEPOSIT_PER_GPU }
 		);
 		assert_noop!(
-			Providers::update_hardware(RuntimeOrigin::signed(3), hardware(&[6])),
+			refused(Providers::update_hardware(RuntimeOrigin::signed(3), hardware(&[6]))),
 			Error::<Test>::NotRegistered
 		);
 	});
@@ -195,7 +196,7 @@ fn update_hardware_is_refused_while_a_device_is_committed() {
 		register(1, &[1, 2]);
 		assert_ok!(Providers::commit_devices(&1, &[[1; 32]], 7));
 		assert_noop!(
-			Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[1, 2, 3])),
+			refused(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[1, 2, 3]))),
 			Error::<Test>::DevicesCommitted
 		);
 		Providers::release_devices(&1, &[[1; 32]], 7);
@@ -214,28 +215,28 @@ fn rotate_worker_key_moves_the_key_and_its_devices() {
 				proof(to, 1),
 			)
 		};
-		assert_noop!(rotate(worker_key(40), 41), Error::<Test>::NotRegistered);
+		assert_noop!(refused(rotate(worker_key(40), 41)), Error::<Test>::NotRegistered);
 		register(1, &[1, 2]);
 		let first = worker_key(101);
 		assert_eq!(Providers::acting_for(&worker_account(101)), Ok((1, Some(first))));
-		assert_noop!(rotate(worker_key(40), 41), Error::<Test>::UnknownWorkerKey);
+		assert_noop!(refused(rotate(worker_key(40), 41)), Error::<Test>::UnknownWorkerKey);
 		// The new key must consent, to this provider.
 		assert_noop!(
-			Providers::rotate_worker_key(
+			refused(Providers::rotate_worker_key(
 				RuntimeOrigin::signed(1),
 				first,
 				worker_key(40),
 				proof(41, 1)
-			),
+			)),
 			Error::<Test>::BadWorkerKeyProof
 		);
 		assert_noop!(
-			Providers::rotate_worker_key(
+			refused(Providers::rotate_worker_key(
 				RuntimeOrigin::signed(1),
 				first,
 				worker_key(40),
 				proof(40, 2)
-			),
+			)),
 			Error::<Test>::BadWorkerKeyProof
 		);
 		assert_ok!(rotate(first, 40));
@@ -262,25 +263,25 @@ fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 		register(1, &[1]);
 		// Nobody can take another provider's worker key: not even with a replayed proof.
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(2),
 				info(),
 				worker_key(101),
 				hardware(&[2]),
 				proof(101, 1)
-			),
+			)),
 			Error::<Test>::WorkerKeyTaken
 		);
 		// A worker key is never its own provider's account, nor another provider's.
 		let own = worker_account(30);
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(own),
 				info(),
 				worker_key(30),
 				hardware(&[2]),
 				proof(30, own)
-			),
+			)),
 			Error::<Test>::WorkerKeyIsAccount
 		);
 		let provider_key = worker_account(31);
@@ -298,13 +299,13 @@ fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 			proof(32, provider_key)
 		));
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(2),
 				info(),
 				worker_key(31),
 				hardware(&[2]),
 				proof(31, 2)
-			),
+			)),
 			Error::<Test>::WorkerKeyIsProvider
 		);
 		// A worker key's account cannot register as a provider.
@@ -315,42 +316,42 @@ fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 			proof(3, 1)
 		));
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(worker_account(3)),
 				info(),
 				worker_key(4),
 				hardware(&[2]),
 				proof(4, worker_account(3))
-			),
+			)),
 			Error::<Test>::AccountIsWorkerKey
 		);
 		register(2, &[2]);
 		assert_noop!(
-			Providers::rotate_worker_key(
+			refused(Providers::rotate_worker_key(
 				RuntimeOrigin::signed(2),
 				worker_key(102),
 				worker_key(3),
 				proof(3, 2)
-			),
+			)),
 			Error::<Test>::WorkerKeyTaken
 		);
 		assert_noop!(
-			Providers::bind_worker(
+			refused(Providers::bind_worker(
 				RuntimeOrigin::signed(2),
 				worker_key(3),
 				vec![[2; 32]],
 				proof(3, 2)
-			),
+			)),
 			Error::<Test>::WorkerKeyTaken
 		);
 		// And nobody binds a key that did not consent to them (no squatting).
 		assert_noop!(
-			Providers::bind_worker(
+			refused(Providers::bind_worker(
 				RuntimeOrigin::signed(2),
 				worker_key(60),
 				vec![[2; 32]],
 				proof(60, 1)
-			),
+			)),
 			Error::<Test>::BadWorkerKeyProof
 		);
 	});
@@ -370,10 +371,10 @@ fn a_provider_binds_one_worker_key_per_machine() {
 			)
 		};
 		// The devices must be its own, once each, and not another worker's.
-		assert_noop!(bind(40, vec![]), Error::<Test>::NoDevicesOffered);
-		assert_noop!(bind(40, vec![[9; 32]]), Error::<Test>::UnknownDevice);
-		assert_noop!(bind(101, vec![[3; 32], [3; 32]]), Error::<Test>::DuplicateDevice);
-		assert_noop!(bind(40, vec![[3; 32]]), Error::<Test>::DeviceBoundElsewhere);
+		assert_noop!(refused(bind(40, vec![])), Error::<Test>::NoDevicesOffered);
+		assert_noop!(refused(bind(40, vec![[9; 32]])), Error::<Test>::UnknownDevice);
+		assert_noop!(refused(bind(101, vec![[3; 32], [3; 32]])), Error::<Test>::DuplicateDevice);
+		assert_noop!(refused(bind(40, vec![[3; 32]])), Error::<Test>::DeviceBoundElsewhere);
 		// Move devices 3 and 4 from the first machine's worker to a second one.
 		assert_ok!(bind(101, vec![[1; 32], [2; 32]]));
 		assert_ok!(bind(40, vec![[3; 32], [4; 32]]));
@@ -387,22 +388,25 @@ fn a_provider_binds_one_worker_key_per_machine() {
 		// A bid must stay on one machine.
 		assert_eq!(Providers::worker_for(&1, &[[2; 32], [3; 32]]), None);
 		assert_noop!(
-			Providers::check_offer(&1, &[[2; 32], [3; 32]], &requirements(2)),
+			refused(Providers::check_offer(&1, &[[2; 32], [3; 32]], &requirements(2))),
 			Error::<Test>::DevicesNotOnOneWorker
 		);
 		assert_ok!(Providers::check_offer(&1, &[[3; 32], [4; 32]], &requirements(2)));
 		// At most MaxWorkers (3).
 		assert_ok!(bind(40, vec![[3; 32]]));
 		assert_ok!(bind(41, vec![[4; 32]]));
-		assert_noop!(bind(42, vec![[9; 32]]), Error::<Test>::UnknownDevice);
+		assert_noop!(refused(bind(42, vec![[9; 32]])), Error::<Test>::UnknownDevice);
 		assert_ok!(bind(101, vec![[1; 32]]));
-		assert_noop!(bind(42, vec![[2; 32]]), Error::<Test>::TooManyWorkers);
+		assert_noop!(refused(bind(42, vec![[2; 32]])), Error::<Test>::TooManyWorkers);
 		// Devices of a running lease cannot change hands, and their worker cannot go.
 		assert_ok!(Providers::commit_devices(&1, &[[3; 32]], 7));
-		assert_noop!(bind(41, vec![[3; 32], [4; 32]]), Error::<Test>::DeviceBoundElsewhere);
-		assert_noop!(bind(40, vec![[2; 32]]), Error::<Test>::DevicesCommitted);
 		assert_noop!(
-			Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40)),
+			refused(bind(41, vec![[3; 32], [4; 32]])),
+			Error::<Test>::DeviceBoundElsewhere
+		);
+		assert_noop!(refused(bind(40, vec![[2; 32]])), Error::<Test>::DevicesCommitted);
+		assert_noop!(
+			refused(Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40))),
 			Error::<Test>::DevicesCommitted
 		);
 		Providers::release_devices(&1, &[[3; 32]], 7);
@@ -413,12 +417,12 @@ fn a_provider_binds_one_worker_key_per_machine() {
 			Err(Error::<Test>::NotProviderOrWorker.into())
 		);
 		assert_noop!(
-			Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40)),
+			refused(Providers::unbind_worker(RuntimeOrigin::signed(1), worker_key(40))),
 			Error::<Test>::UnknownWorkerKey
 		);
 		// Device 3 is on no machine now: it cannot be offered until bound.
 		assert_noop!(
-			Providers::check_offer(&1, &[[3; 32]], &requirements(1)),
+			refused(Providers::check_offer(&1, &[[3; 32]], &requirements(1))),
 			Error::<Test>::DevicesNotOnOneWorker
 		);
 	});
@@ -473,10 +477,16 @@ fn hardware_changes_and_deregistration_keep_the_worker_index_right() {
 #[test]
 fn pause_and_resume_toggle_whether_the_provider_takes_leases() {
 	ExtBuilder::default().build_and_execute(|| {
-		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::NotRegistered);
+		assert_noop!(
+			refused(Providers::pause(RuntimeOrigin::signed(1))),
+			Error::<Test>::NotRegistered
+		);
 		register(1, &[1]);
 		assert!(Providers::is_active(&1));
-		assert_noop!(Providers::resume(RuntimeOrigin::signed(1)), Error::<Test>::NotPaused);
+		assert_noop!(
+			refused(Providers::resume(RuntimeOrigin::signed(1))),
+			Error::<Test>::NotPaused
+		);
 		// Weighed for the most standing bids a provider may have, charged for its own.
 		let call = crate::Call::<Test>::pause {};
 		let declared = call.get_dispatch_info().call_weight;
@@ -488,9 +498,12 @@ fn pause_and_resume_toggle_whether_the_provider_takes_leases() {
 		assert!(!Providers::is_active(&1));
 		// A paused provider's standing bids are withdrawn: none can win a lease it won't serve.
 		assert_eq!(retracted(), vec![1]);
-		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::AlreadyPaused);
 		assert_noop!(
-			Providers::check_offer(&1, &[[1; 32]], &requirements(1)),
+			refused(Providers::pause(RuntimeOrigin::signed(1))),
+			Error::<Test>::AlreadyPaused
+		);
+		assert_noop!(
+			refused(Providers::check_offer(&1, &[[1; 32]], &requirements(1))),
 			Error::<Test>::ProviderNotActive
 		);
 		assert_ok!(Providers::resume(RuntimeOrigin::signed(1)));
@@ -503,7 +516,10 @@ fn pause_and_resume_toggle_whether_the_provider_takes_leases() {
 fn exit_takes_notice_and_no_running_lease() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
-		assert_noop!(Providers::deregister(RuntimeOrigin::signed(1)), Error::<Test>::NotExiting);
+		assert_noop!(
+			refused(Providers::deregister(RuntimeOrigin::signed(1))),
+			Error::<Test>::NotExiting
+		);
 		assert_ok!(Providers::commit_devices(&1, &[[1; 32]], 7));
 		assert_ok!(Providers::pause(RuntimeOrigin::signed(1)));
 		assert_ok!(Providers::announce_exit(RuntimeOrigin::signed(1)));
@@ -513,21 +529,27 @@ fn exit_takes_notice_and_no_running_lease() {
 		);
 		assert!(!Providers::is_active(&1));
 		assert_eq!(retracted(), vec![1, 1], "withdrawn when pausing, and again when leaving");
-		assert_noop!(Providers::announce_exit(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
-		assert_noop!(Providers::pause(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
-		assert_noop!(Providers::resume(RuntimeOrigin::signed(1)), Error::<Test>::Exiting);
 		assert_noop!(
-			Providers::deregister(RuntimeOrigin::signed(1)),
+			refused(Providers::announce_exit(RuntimeOrigin::signed(1))),
+			Error::<Test>::Exiting
+		);
+		assert_noop!(refused(Providers::pause(RuntimeOrigin::signed(1))), Error::<Test>::Exiting);
+		assert_noop!(refused(Providers::resume(RuntimeOrigin::signed(1))), Error::<Test>::Exiting);
+		assert_noop!(
+			refused(Providers::deregister(RuntimeOrigin::signed(1))),
 			Error::<Test>::NoticeNotServed
 		);
 
 		System::set_block_number(1 + EXIT_NOTICE);
-		assert_noop!(Providers::deregister(RuntimeOrigin::signed(1)), Error::<Test>::ActiveLeases);
+		assert_noop!(
+			refused(Providers::deregister(RuntimeOrigin::signed(1))),
+			Error::<Test>::ActiveLeases
+		);
 		Providers::release_devices(&1, &[[1; 32]], 7);
 		// The lease's result still waits for its buyer's verdict: leaving would dodge it.
 		Pending::set(vec![(1, 1)]);
 		assert_noop!(
-			Providers::deregister(RuntimeOrigin::signed(1)),
+			refused(Providers::deregister(RuntimeOrigin::signed(1))),
 			Error::<Test>::VerdictsPending
 		);
 		Pending::set(vec![]);
@@ -560,63 +582,67 @@ fn check_offer_names_what_is_wrong() {
 		let check = |who, devices: &[[u8; 32]], req: &GpuRequirements| {
 			Providers::check_offer(&who, devices, req)
 		};
-		assert_noop!(check(4, &[[1; 32]], &req), Error::<Test>::NotRegistered);
-		assert_noop!(check(1, &[], &req), Error::<Test>::NoDevicesOffered);
-		assert_noop!(check(1, &[[1; 32], [1; 32]], &req), Error::<Test>::DuplicateDevice);
-		assert_noop!(check(1, &[[1; 32], [3; 32]], &req), Error::<Test>::UnknownDevice);
-		assert_noop!(check(1, &[[1; 32]], &req), Error::<Test>::WrongDeviceCount);
+		assert_noop!(refused(check(4, &[[1; 32]], &req)), Error::<Test>::NotRegistered);
+		assert_noop!(refused(check(1, &[], &req)), Error::<Test>::NoDevicesOffered);
+		assert_noop!(refused(check(1, &[[1; 32], [1; 32]], &req)), Error::<Test>::DuplicateDevice);
+		assert_noop!(refused(check(1, &[[1; 32], [3; 32]], &req)), Error::<Test>::UnknownDevice);
+		assert_noop!(refused(check(1, &[[1; 32]], &req)), Error::<Test>::WrongDeviceCount);
 		assert_noop!(
-			check(1, &[[1; 32], [2; 32]], &GpuRequirements { region: Some(*b"US"), ..req.clone() }),
+			refused(check(
+				1,
+				&[[1; 32], [2; 32]],
+				&GpuRequirements { region: Some(*b"US"), ..req.clone() }
+			)),
 			Error::<Test>::RegionMismatch
 		);
 		assert_noop!(
-			check(
+			refused(check(
 				1,
 				&[[1; 32], [2; 32]],
 				&GpuRequirements { min_vram_mib: 100_000, ..req.clone() }
-			),
+			)),
 			Error::<Test>::TooLittleVram
 		);
 		assert_noop!(
-			check(
+			refused(check(
 				1,
 				&[[1; 32], [2; 32]],
 				&GpuRequirements {
 					min_compute_capability: ComputeCapability { major: 10, minor: 0 },
 					..req.clone()
 				}
-			),
+			)),
 			Error::<Test>::ComputeCapabilityTooLow
 		);
 		assert_noop!(
-			check(
+			refused(check(
 				1,
 				&[[1; 32], [2; 32]],
 				&GpuRequirements {
 					models: vec![b"NVIDIA A100".to_vec().try_into().unwrap()].try_into().unwrap(),
 					..req.clone()
 				}
-			),
+			)),
 			Error::<Test>::ModelNotAllowed
 		);
 		assert_noop!(
-			check(
+			refused(check(
 				1,
 				&[[1; 32], [2; 32]],
 				&GpuRequirements { min_cuda_driver_version: 13_000, ..req.clone() }
-			),
+			)),
 			Error::<Test>::DriverTooOld
 		);
 		assert_noop!(
-			check(
+			refused(check(
 				1,
 				&[[1; 32], [2; 32]],
 				&GpuRequirements { min_reputation: Permill::from_percent(51), ..req.clone() }
-			),
+			)),
 			Error::<Test>::ReputationTooLow
 		);
 		assert_ok!(Providers::commit_devices(&1, &[[2; 32]], 9));
-		assert_noop!(check(1, &[[1; 32], [2; 32]], &req), Error::<Test>::DeviceBusy);
+		assert_noop!(refused(check(1, &[[1; 32], [2; 32]], &req)), Error::<Test>::DeviceBusy);
 	});
 }
 
@@ -629,9 +655,18 @@ fn committing_and_releasing_devices_tracks_active_leases() {
 		assert_ok!(Providers::commit_devices(&1, &[[3; 32]], 11));
 		assert_eq!(Providers::record(&1).unwrap().active_leases, 2);
 		assert_eq!(Providers::committed_to(&1, &[2; 32]), Some(10));
-		assert_noop!(Providers::commit_devices(&1, &[[3; 32]], 12), Error::<Test>::DeviceBusy);
-		assert_noop!(Providers::commit_devices(&1, &[[4; 32]], 12), Error::<Test>::UnknownDevice);
-		assert_noop!(Providers::commit_devices(&1, &[], 12), Error::<Test>::NoDevicesOffered);
+		assert_noop!(
+			refused(Providers::commit_devices(&1, &[[3; 32]], 12)),
+			Error::<Test>::DeviceBusy
+		);
+		assert_noop!(
+			refused(Providers::commit_devices(&1, &[[4; 32]], 12)),
+			Error::<Test>::UnknownDevice
+		);
+		assert_noop!(
+			refused(Providers::commit_devices(&1, &[], 12)),
+			Error::<Test>::NoDevicesOffered
+		);
 		// Releasing with the wrong lease id releases nothing.
 		Providers::release_devices(&1, &[[1; 32], [2; 32]], 11);
 		assert_eq!(Providers::record(&1).unwrap().active_leases, 2);
@@ -767,13 +802,13 @@ fn the_history_kept_after_leaving_is_paid_for_by_its_size_and_refunded_on_return
 		// The consent it used stays used: registering again needs its next one.
 		assert_eq!(Providers::consent_nonce(&1), 1);
 		assert_noop!(
-			Providers::register(
+			refused(Providers::register(
 				RuntimeOrigin::signed(1),
 				info(),
 				worker_key(101),
 				hardware(&[1]),
 				stale_proof(101, 1, 0)
-			),
+			)),
 			Error::<Test>::BadWorkerKeyProof
 		);
 		// Coming back takes the row and releases its deposit.

@@ -11,6 +11,14 @@ use frame::{
 use stint_traits::StreamObserver;
 
 impl<T: Config> Pallet<T> {
+	/// What a call this pallet refuses is charged: its checks read the stream and the payer's
+	/// balance before anything is written.
+	pub(crate) fn refused(
+		error: DispatchError,
+	) -> frame::deps::frame_support::dispatch::DispatchErrorWithPostInfo {
+		stint_traits::refusal::<Self>(error, T::DbWeight::get().reads(2))
+	}
+
 	pub(crate) fn do_settle(id: StreamId) -> Result<BalanceOf<T>, DispatchError> {
 		let mut stream = Self::open_stream(id)?;
 		let paid = Self::settle_stream(id, &mut stream)?;

@@ -297,7 +297,7 @@ pub mod pallet {
 		#[pallet::weight(T::WeightInfo::settle(T::MaxDepositors::get()))]
 		pub fn settle(origin: OriginFor<T>, stream: StreamId) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			Self::do_settle(stream)?;
+			Self::do_settle(stream).map_err(Self::refused)?;
 			Ok(Self::charged(stream, T::WeightInfo::settle))
 		}
 
@@ -306,7 +306,7 @@ pub mod pallet {
 		#[pallet::weight(T::WeightInfo::withdraw(T::MaxDepositors::get()))]
 		pub fn withdraw(origin: OriginFor<T>, stream: StreamId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			Self::do_withdraw(&who, stream)?;
+			Self::do_withdraw(&who, stream).map_err(Self::refused)?;
 			Ok(Self::charged(stream, T::WeightInfo::withdraw))
 		}
 
@@ -321,7 +321,7 @@ pub mod pallet {
 			#[pallet::compact] amount: BalanceOf<T>,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			let resumed = Self::do_top_up(&who, stream, amount)?;
+			let resumed = Self::do_top_up(&who, stream, amount).map_err(Self::refused)?;
 			let resume = if resumed { T::Observer::resume_weight() } else { Weight::zero() };
 			Ok(Self::charged(stream, |depositors| {
 				T::WeightInfo::top_up(depositors).saturating_add(resume)

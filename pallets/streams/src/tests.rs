@@ -8,6 +8,7 @@ use frame::{
 	testing_prelude::*,
 };
 use stint_traits::buckets::Slot;
+use stint_traits::refused;
 use stint_traits::PaymentStreams;
 
 /// Opens a stream from BUYER to PROVIDER at block 1 and starts it.
@@ -47,7 +48,7 @@ fn a_pending_stream_charges_nothing_until_started() {
 		assert_eq!(stream(id).status, StreamStatus::Pending);
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::start(id), Ok(45));
 		assert_noop!(
-			<Streams as PaymentStreams<_, _, _>>::start(id),
+			refused(<Streams as PaymentStreams<_, _, _>>::start(id)),
 			Error::<Test>::AlreadyStarted
 		);
 		run_to_block(35);
@@ -117,7 +118,10 @@ fn a_capped_stream_never_pays_more_than_its_cap_nor_takes_more_escrow() {
 		)
 		.unwrap();
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::start(id), Ok(11));
-		assert_noop!(Streams::top_up(RuntimeOrigin::signed(3), id, 50), Error::<Test>::FullyFunded);
+		assert_noop!(
+			refused(Streams::top_up(RuntimeOrigin::signed(3), id, 50)),
+			Error::<Test>::FullyFunded
+		);
 		run_to_block(11);
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::owed(id), Some(0));
 		assert_eq!(stream(id).paid, 100);
@@ -143,9 +147,9 @@ fn open_refuses_bad_input() {
 				Permill::zero(),
 			)
 		};
-		assert_noop!(open(0, 100), Error::<Test>::ZeroRate);
-		assert_noop!(open(1, 0), Error::<Test>::ZeroAmount);
-		assert_noop!(open(1, ENDOWMENT + 1), Error::<Test>::InsufficientBalance);
+		assert_noop!(refused(open(0, 100)), Error::<Test>::ZeroRate);
+		assert_noop!(refused(open(1, 0)), Error::<Test>::ZeroAmount);
+		assert_noop!(refused(open(1, ENDOWMENT + 1)), Error::<Test>::InsufficientBalance);
 	});
 }
 
@@ -167,7 +171,10 @@ fn settle_pays_rate_times_elapsed_blocks_to_the_payee() {
 		// Settling twice in a block pays nothing more.
 		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
 		assert_eq!(free(PROVIDER), ENDOWMENT + 70);
-		assert_noop!(Streams::settle(RuntimeOrigin::signed(5), 9), Error::<Test>::UnknownStream);
+		assert_noop!(
+			refused(Streams::settle(RuntimeOrigin::signed(5), 9)),
+			Error::<Test>::UnknownStream
+		);
 	});
 }
 
@@ -176,7 +183,10 @@ fn only_the_payee_withdraws() {
 	ExtBuilder::build_and_execute(|| {
 		let id = open(10, 1_000);
 		run_to_block(3);
-		assert_noop!(Streams::withdraw(RuntimeOrigin::signed(BUYER), id), Error::<Test>::NotPayee);
+		assert_noop!(
+			refused(Streams::withdraw(RuntimeOrigin::signed(BUYER), id)),
+			Error::<Test>::NotPayee
+		);
 		assert_ok!(Streams::withdraw(RuntimeOrigin::signed(PROVIDER), id));
 		assert_eq!(free(PROVIDER), ENDOWMENT + 20);
 	});
@@ -212,7 +222,7 @@ fn a_top_up_during_grace_resumes_from_that_block() {
 		run_to_block(8);
 		// Too little to pay for a grace period: it would only hold the payee hostage.
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(3), id, 10 * GRACE - 1),
+			refused(Streams::top_up(RuntimeOrigin::signed(3), id, 10 * GRACE - 1)),
 			Error::<Test>::TopUpTooSmall
 		);
 		// A third party tops up: the stream resumes at block 8, not charging blocks 6 to 8,
@@ -248,11 +258,11 @@ fn grace_ends_and_the_stream_closes_by_itself() {
 				.into(),
 		);
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(BUYER), id, 10),
+			refused(Streams::top_up(RuntimeOrigin::signed(BUYER), id, 10)),
 			Error::<Test>::StreamClosed
 		);
 		assert_noop!(
-			Streams::settle(RuntimeOrigin::signed(BUYER), id),
+			refused(Streams::settle(RuntimeOrigin::signed(BUYER), id)),
 			Error::<Test>::StreamClosed
 		);
 		assert!(Wakeups::<Test>::iter().next().is_none(), "no wake-up left behind");
@@ -317,13 +327,16 @@ fn rounding_dust_is_drawn_not_lost() {
 fn top_up_refuses_bad_input() {
 	ExtBuilder::build_and_execute(|| {
 		let id = open(10, 1_000);
-		assert_noop!(Streams::top_up(RuntimeOrigin::signed(3), id, 0), Error::<Test>::ZeroAmount);
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(3), 7, 10),
+			refused(Streams::top_up(RuntimeOrigin::signed(3), id, 0)),
+			Error::<Test>::ZeroAmount
+		);
+		assert_noop!(
+			refused(Streams::top_up(RuntimeOrigin::signed(3), 7, 10)),
 			Error::<Test>::UnknownStream
 		);
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(3), id, ENDOWMENT + 1),
+			refused(Streams::top_up(RuntimeOrigin::signed(3), id, ENDOWMENT + 1)),
 			Error::<Test>::InsufficientBalance
 		);
 		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 10));
@@ -331,7 +344,7 @@ fn top_up_refuses_bad_input() {
 		// The same depositor again adds to its entry.
 		assert_ok!(Streams::top_up(RuntimeOrigin::signed(3), id, 10));
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(5), id, 10),
+			refused(Streams::top_up(RuntimeOrigin::signed(5), id, 10)),
 			Error::<Test>::TooManyDepositors
 		);
 	});
@@ -442,8 +455,8 @@ fn only_a_closed_stream_is_pruned() {
 	ExtBuilder::build_and_execute(|| {
 		let id = open(10, 1_000);
 		let reap = |id| <Streams as PaymentStreams<_, _, _>>::reap(id);
-		assert_noop!(reap(id), Error::<Test>::StreamOpen);
-		assert_noop!(reap(id + 1), Error::<Test>::UnknownStream);
+		assert_noop!(refused(reap(id)), Error::<Test>::StreamOpen);
+		assert_noop!(refused(reap(id + 1)), Error::<Test>::UnknownStream);
 		run_to_block(11);
 		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
 		assert_ok!(reap(id));
@@ -508,7 +521,7 @@ fn a_holdback_is_withheld_on_the_payee_and_released_when_due() {
 		// Closing leaves the holdback withheld: the stream cannot be pruned until it is settled.
 		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
 		assert_noop!(
-			<Streams as PaymentStreams<_, _, _>>::reap(id),
+			refused(<Streams as PaymentStreams<_, _, _>>::reap(id)),
 			Error::<Test>::HoldbackPending
 		);
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::release(id, None), Ok(10));

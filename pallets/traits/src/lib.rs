@@ -11,6 +11,54 @@ use stint_primitives::{
 	DeviceId, GpuDevice, GpuRequirements, LeaseId, Outcome, SlashReason, WorkerKey,
 };
 
+/// What a call refused by its own pallet is charged. A Stint pallet checks a call (reads, and
+/// `ensure!`s that name its own errors) before it writes anything, so an error of pallet `P`'s
+/// own is a refusal that cost about `checks` (the reads of its checks), not the call's declared
+/// worst case: a typo sent from polkadot.js costs about a transfer, not sixteen. An error from
+/// another pallet (a hold, a transfer, a slash) can come after work was done: it keeps the
+/// declared weight.
+pub fn refusal<P: frame::traits::PalletInfoAccess>(
+	error: DispatchError,
+	checks: Weight,
+) -> frame::deps::frame_support::dispatch::DispatchErrorWithPostInfo {
+	use frame::deps::frame_support::dispatch::WithPostDispatchInfo;
+	match error {
+		DispatchError::Module(frame::deps::sp_runtime::ModuleError { index, .. })
+			if usize::from(index) == P::index() =>
+		{
+			error.with_weight(checks)
+		}
+		_ => error.into(),
+	}
+}
+
+/// A call's result without what it was charged: what tests compare with a named error, whether
+/// the call returns `DispatchResult` or `DispatchResultWithPostInfo` (a refusal carries the
+/// weight it was charged, see [`refusal`]).
+pub trait WithoutPostInfo {
+	/// The result, its post-dispatch information dropped.
+	fn without_post_info(self) -> DispatchResult;
+}
+
+impl<T> WithoutPostInfo for Result<T, DispatchError> {
+	fn without_post_info(self) -> DispatchResult {
+		self.map(|_| ())
+	}
+}
+
+impl<T> WithoutPostInfo
+	for Result<T, frame::deps::frame_support::dispatch::DispatchErrorWithPostInfo>
+{
+	fn without_post_info(self) -> DispatchResult {
+		self.map(|_| ()).map_err(|refused| refused.error)
+	}
+}
+
+/// [`WithoutPostInfo::without_post_info`] of `result`: `assert_noop!(refused(call), error)`.
+pub fn refused(result: impl WithoutPostInfo) -> DispatchResult {
+	result.without_post_info()
+}
+
 /// The provider registry, as the market and the leases see it.
 pub trait ProviderRegistry<AccountId> {
 	/// Registered, not paused and not leaving: may take new leases.

@@ -20,6 +20,7 @@ use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
 use stint_primitives::Outcome;
+use stint_traits::refused;
 
 fn dave() -> AccountId {
 	Keyring::Dave.to_account_id()
@@ -120,13 +121,13 @@ fn re_bidding_at_the_ceiling_under_the_buyers_accept_is_refused() {
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(eve()), id));
 		bid(&eve(), id, STINT, gpu("eve", 0));
 		assert_noop!(
-			Market::accept_bid(
+			refused(Market::accept_bid(
 				RuntimeOrigin::signed(alice()),
 				id,
 				eve(),
 				STINT / 2,
 				vec![gpu("eve", 0)]
-			),
+			)),
 			market_error(pallet_market::Error::BidChanged)
 		);
 		books.check(0);
@@ -146,9 +147,15 @@ fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
 		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
 		let fully = || pallet_streams::Error::<Runtime>::FullyFunded;
 		// Before its end and after it, while the result is still awaited: nothing more is taken.
-		assert_noop!(Streams::top_up(RuntimeOrigin::signed(bob()), stream, STINT), fully());
+		assert_noop!(
+			refused(Streams::top_up(RuntimeOrigin::signed(bob()), stream, STINT)),
+			fully()
+		);
 		run_to(13);
-		assert_noop!(Streams::top_up(RuntimeOrigin::signed(alice()), stream, STINT), fully());
+		assert_noop!(
+			refused(Streams::top_up(RuntimeOrigin::signed(alice()), stream, STINT)),
+			fully()
+		);
 		run_to(14);
 		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
@@ -332,7 +339,7 @@ fn a_slash_below_the_collateral_of_live_leases_frees_none_of_it() {
 		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(alice()), one));
 		assert_eq!((ledger().active, ledger().locked), (15 * STINT, COLLATERAL));
 		assert_noop!(
-			Bonds::unbond(RuntimeOrigin::signed(eve()), 5 * STINT + 1),
+			refused(Bonds::unbond(RuntimeOrigin::signed(eve()), 5 * STINT + 1)),
 			pallet_bonds::Error::<Runtime>::CollateralLocked
 		);
 		books.check(cut);
@@ -353,7 +360,7 @@ fn a_one_unit_top_up_cannot_hold_a_suspended_lease_hostage() {
 		assert_eq!(status(lease), LeaseStatus::Suspended);
 		let stream = pallet_leases::Leases::<Runtime>::get(lease).unwrap().stream;
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(alice()), stream, 1),
+			refused(Streams::top_up(RuntimeOrigin::signed(alice()), stream, 1)),
 			pallet_streams::Error::<Runtime>::TopUpTooSmall
 		);
 		// A top-up that pays for the grace period resumes it.
@@ -376,12 +383,12 @@ fn a_provider_cannot_stand_more_bids_than_it_can_withdraw_at_once() {
 			bid(&eve(), *id, STINT, gpu("eve", 0));
 		}
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(eve()),
 				orders[most as usize],
 				STINT,
 				vec![gpu("eve", 0)]
-			),
+			)),
 			market_error(pallet_market::Error::TooManyStandingBids)
 		);
 		// Pausing withdraws them all in one call.
@@ -433,12 +440,12 @@ fn filling_every_bid_slot_and_leaving_at_the_close_costs_the_sybils_their_deposi
 		}
 		// Every slot is taken by a bid the honest provider cannot undercut.
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(ferdie()),
 				id,
 				STINT / 2,
 				vec![gpu("ferdie", 0)]
-			),
+			)),
 			market_error(pallet_market::Error::TooManyBids)
 		);
 		// Just before the close, every sybil walks away, hoping to leave Alice with nothing.
@@ -559,14 +566,14 @@ fn an_early_result_counts_only_once_the_buyer_accepts_or_lets_the_window_pass() 
 		let before = completed();
 		// Nobody but the buyer accepts, and it counts at once.
 		assert_noop!(
-			Leases::accept_result(RuntimeOrigin::signed(eve()), accepted),
+			refused(Leases::accept_result(RuntimeOrigin::signed(eve()), accepted)),
 			pallet_leases::Error::<Runtime>::NotBuyer
 		);
 		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), accepted));
 		assert_eq!(completed(), before + 1);
 		// Bob stays silent: Eve cannot confirm her own result before the window is over...
 		assert_noop!(
-			Leases::confirm_result(RuntimeOrigin::signed(eve()), unopposed),
+			refused(Leases::confirm_result(RuntimeOrigin::signed(eve()), unopposed)),
 			pallet_leases::Error::<Runtime>::ObjectionWindowOpen
 		);
 		// ...and after it anyone can; neither the buyer nor Eve can change it any more.
@@ -614,7 +621,7 @@ fn churning_orders_through_leases_pays_for_every_byte_it_leaves() {
 		// A week after each lease ended, anyone prunes it all and earns a tenth of the deposit.
 		let retention = <Runtime as pallet_market::Config>::Retention::get();
 		assert_noop!(
-			Market::reap_order(RuntimeOrigin::signed(bob()), rounds[0].0),
+			refused(Market::reap_order(RuntimeOrigin::signed(bob()), rounds[0].0)),
 			market_error(pallet_market::Error::RetentionNotOver)
 		);
 		// Nothing is due in between: skip the blocks.

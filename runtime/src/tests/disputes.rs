@@ -21,6 +21,7 @@ use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
 use stint_primitives::{Balance, ReportKind, ResultCommitment};
+use stint_traits::refused;
 
 type Error = pallet_leases::Error<Runtime>;
 
@@ -97,11 +98,11 @@ fn a_dispute_the_provider_wins_pays_it_the_bonds_remainder() {
 		assert_eq!(free(&alice()), alice0 - 10 * STINT);
 		// Nobody may settle the verdict around the dispute now.
 		assert_noop!(
-			Leases::accept_result(RuntimeOrigin::signed(alice()), lease),
+			refused(Leases::accept_result(RuntimeOrigin::signed(alice()), lease)),
 			Error::DisputeOpen
 		);
 		assert_noop!(
-			Leases::object_to_result(RuntimeOrigin::signed(alice()), lease),
+			refused(Leases::object_to_result(RuntimeOrigin::signed(alice()), lease)),
 			Error::DisputeOpen
 		);
 		books.check(0);
@@ -118,7 +119,7 @@ fn a_dispute_the_provider_wins_pays_it_the_bonds_remainder() {
 		run_to(53 + draw_delay() + 40);
 		// The buyer cannot stop the re-execution.
 		assert_noop!(
-			Leases::close_lease(RuntimeOrigin::signed(alice()), check),
+			refused(Leases::close_lease(RuntimeOrigin::signed(alice()), check)),
 			Error::VerificationLease
 		);
 		deliver(check, [1; 32]);
@@ -249,7 +250,10 @@ fn a_dispute_is_the_buyers_once_in_time_funded_and_of_a_deterministic_result() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
 		let lease = disputable(&books);
-		assert_noop!(Leases::dispute(RuntimeOrigin::signed(bob()), lease), Error::NotBuyer);
+		assert_noop!(
+			refused(Leases::dispute(RuntimeOrigin::signed(bob()), lease)),
+			Error::NotBuyer
+		);
 		// Without the funds: Alice moves all but a STINT away, tries, and takes it back.
 		let spare = free(&alice()) - STINT;
 		assert_ok!(<Balances as Mutate<_>>::transfer(
@@ -259,7 +263,7 @@ fn a_dispute_is_the_buyers_once_in_time_funded_and_of_a_deterministic_result() {
 			Preservation::Preserve
 		));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(alice()), lease),
+			refused(Leases::dispute(RuntimeOrigin::signed(alice()), lease)),
 			Error::BondUnavailable
 		);
 		assert_ok!(<Balances as Mutate<_>>::transfer(
@@ -270,7 +274,7 @@ fn a_dispute_is_the_buyers_once_in_time_funded_and_of_a_deterministic_result() {
 		));
 		assert_ok!(Leases::dispute(RuntimeOrigin::signed(alice()), lease));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(alice()), lease),
+			refused(Leases::dispute(RuntimeOrigin::signed(alice()), lease)),
 			Error::AlreadyDisputed
 		);
 
@@ -283,17 +287,20 @@ fn a_dispute_is_the_buyers_once_in_time_funded_and_of_a_deterministic_result() {
 		run_to(System::block_number() + 10);
 		submit(plain, 0);
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(alice()), plain),
+			refused(Leases::dispute(RuntimeOrigin::signed(alice()), plain)),
 			Error::NotDeterministic
 		);
 		let window =
 			pallet_leases::PendingVerdicts::<Runtime>::get(plain).unwrap().objections_until;
 		run_to(window + 1);
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(alice()), plain),
+			refused(Leases::dispute(RuntimeOrigin::signed(alice()), plain)),
 			Error::ObjectionWindowClosed
 		);
-		assert_noop!(Leases::dispute(RuntimeOrigin::signed(alice()), 999), Error::UnknownLease);
+		assert_noop!(
+			refused(Leases::dispute(RuntimeOrigin::signed(alice()), 999)),
+			Error::UnknownLease
+		);
 
 		// Ended by the provider's notice: nothing to re-execute.
 		let mut open = terms(None, true, 0);
@@ -308,7 +315,7 @@ fn a_dispute_is_the_buyers_once_in_time_funded_and_of_a_deterministic_result() {
 		run_to(System::block_number() + notice);
 		assert_ok!(Leases::terminate(RuntimeOrigin::signed(eve()), open));
 		assert_noop!(
-			Leases::dispute(RuntimeOrigin::signed(alice()), open),
+			refused(Leases::dispute(RuntimeOrigin::signed(alice()), open)),
 			Error::NoResultToDispute
 		);
 		books.check(0);

@@ -25,6 +25,7 @@ use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
 use stint_primitives::{DeviceId, MILLI_STINT};
+use stint_traits::refused;
 
 fn deposit() -> crate::Balance {
 	<Runtime as pallet_market::Config>::BidDeposit::get()
@@ -115,16 +116,16 @@ fn a_jam_of_dead_sybil_bids_is_dropped_by_the_next_bidder_and_pays_the_buyer() {
 		// back. Now a dead bid is anyone's to drop, whatever its price, at its sybil's cost.
 		let eve_bids =
 			|| Market::place_bid(origin(&eve()), id, STINT / 2, vec![gpu("eve", 0)]).map(|_| ());
-		assert_noop!(eve_bids(), market_error(pallet_market::Error::TooManyBids));
+		assert_noop!(refused(eve_bids()), market_error(pallet_market::Error::TooManyBids));
 		assert_noop!(
-			Market::drop_dead_bid(origin(&ferdie()), id, eve()),
+			refused(Market::drop_dead_bid(origin(&ferdie()), id, eve())),
 			market_error(pallet_market::Error::UnknownBid)
 		);
 		assert_ok!(Market::drop_dead_bid(origin(&eve()), id, sybils[0].0.clone()));
 		assert_ok!(eve_bids());
 		// A bid that can still be honoured is not anyone's to drop.
 		assert_noop!(
-			Market::drop_dead_bid(origin(&ferdie()), id, eve()),
+			refused(Market::drop_dead_bid(origin(&ferdie()), id, eve())),
 			market_error(pallet_market::Error::BidStillHonourable)
 		);
 		books.check(0);
@@ -252,14 +253,14 @@ fn a_rejected_bid_is_paid_for_and_cannot_come_back() {
 		let id = order(&alice(), t, 100 * STINT);
 		bid(&eve(), id, STINT / 2, gpu("eve", 0));
 		assert_noop!(
-			Market::reject_bid(origin(&bob()), id, eve()),
+			refused(Market::reject_bid(origin(&bob()), id, eve())),
 			market_error(pallet_market::Error::NotBuyer)
 		);
 		assert_ok!(Market::reject_bid(origin(&alice()), id, eve()));
 		assert_eq!(free(&eve()), eve0 + compensation());
 		// Eve may not bid on it again, and her worker is not offered it.
 		assert_noop!(
-			Market::place_bid(origin(&eve()), id, STINT / 4, vec![gpu("eve", 0)]),
+			refused(Market::place_bid(origin(&eve()), id, STINT / 4, vec![gpu("eve", 0)])),
 			market_error(pallet_market::Error::BidRejected)
 		);
 		assert!(Market::servable_orders(&eve_worker(), None, 10).0.iter().all(|(o, _)| *o != id));
@@ -320,14 +321,14 @@ fn a_provider_cannot_bid_on_its_worker_keys_orders_nor_the_key_on_its_providers(
 		// Eve's worker key's account buys: Eve cannot sell to it (reputation for nothing).
 		let id = order(&eve_worker(), terms(Some(10), false, 0), 10 * STINT);
 		assert_noop!(
-			Market::place_bid(origin(&eve()), id, STINT, vec![gpu("eve", 0)]),
+			refused(Market::place_bid(origin(&eve()), id, STINT, vec![gpu("eve", 0)])),
 			market_error(pallet_market::Error::BuyerCannotBid)
 		);
 		assert!(Market::servable_orders(&eve(), None, 10).0.iter().all(|(o, _)| *o != id));
 		// Eve buys: her worker key cannot bid on her order for her.
 		let id = order(&eve(), terms(Some(10), false, 0), 10 * STINT);
 		assert_noop!(
-			Market::place_bid(origin(&eve_worker()), id, STINT, vec![gpu("eve", 0)]),
+			refused(Market::place_bid(origin(&eve_worker()), id, STINT, vec![gpu("eve", 0)])),
 			market_error(pallet_market::Error::BuyerCannotBid)
 		);
 		// Strangers still can.
@@ -350,17 +351,17 @@ fn a_worker_keys_consent_binds_once_and_on_this_chain_only() {
 			worker.sign(&stint_primitives::worker_proof_payload(&genesis, &account.encode(), nonce))
 		};
 		let bind = |proof| Providers::bind_worker(origin(&account), key, vec![device], proof);
-		let refused = || pallet_providers::Error::<Runtime>::BadWorkerKeyProof;
+		let bad_proof = || pallet_providers::Error::<Runtime>::BadWorkerKeyProof;
 		// Unbound, the key cannot be bound again with the consent its provider kept (v1 let
 		// it, for as long as the provider held the signature), nor with one for another chain.
 		assert_ok!(Providers::unbind_worker(origin(&account), key));
-		assert_noop!(bind(consent(genesis, 0)), refused());
-		assert_noop!(bind(consent([0xEE; 32], 1)), refused());
+		assert_noop!(refused(bind(consent(genesis, 0))), bad_proof());
+		assert_noop!(refused(bind(consent([0xEE; 32], 1))), bad_proof());
 		// Its next consent binds it, once.
 		assert_ok!(bind(consent(genesis, 1)));
 		assert_eq!(Providers::consent_nonce(&account), 2);
 		assert_ok!(Providers::unbind_worker(origin(&account), key));
-		assert_noop!(bind(consent(genesis, 1)), refused());
+		assert_noop!(refused(bind(consent(genesis, 1))), bad_proof());
 		books.check(0);
 	});
 }
@@ -508,6 +509,81 @@ fn every_record_a_user_causes_is_paid_for_by_its_size() {
 			"storage.history_deposit = {} µSTINT for {history_bytes} bytes",
 			history_deposit / (MILLI_STINT / 1_000)
 		);
+		books.check(0);
+	});
+}
+
+/// Hole 10. A refused call paid its declared worst case: on a dev chain a refused `terminate`
+/// cost 0.176 STINT, a refused `report_no_show` 0.57, against 0.011 for a transfer. Now a
+/// refusal by a pallet's own checks, which run before anything is written, is charged what the
+/// checks read.
+#[test]
+fn a_refused_call_costs_about_what_its_checks_read() {
+	use codec::Encode;
+	use frame_support::dispatch::PostDispatchInfo;
+	use sp_runtime::traits::Dispatchable;
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let books = Books::open();
+		let id = order(&alice(), terms(Some(100), true, 0), 100 * STINT);
+		bid(&eve(), id, STINT / 2, gpu("eve", 0));
+		run_to(3);
+		let lease = lease_of(id);
+		assert_ok!(crate::Leases::ack_lease(origin(&eve()), lease));
+		let charged = |name: &str, call: RuntimeCall, who: &AccountId| {
+			let len = call.encoded_size() as u32 + 110;
+			let info = call.get_dispatch_info();
+			let declared = TransactionPayment::compute_fee(len, &info, 0);
+			let post: PostDispatchInfo = match call.dispatch(origin(who)) {
+				Ok(_) => panic!("{name}: a refusal was expected"),
+				Err(refusal) => refusal.post_info,
+			};
+			(declared, TransactionPayment::compute_actual_fee(len, &info, &post, 0))
+		};
+		let transfer = RuntimeCall::Balances(pallet_balances::Call::transfer_keep_alive {
+			dest: bob().into(),
+			value: STINT,
+		});
+		let transfer = TransactionPayment::compute_fee(
+			transfer.encoded_size() as u32 + 110,
+			&transfer.get_dispatch_info(),
+			0,
+		);
+		use pallet_leases::Call as L;
+		use pallet_market::Call as M;
+		let refusals = [
+			// A fixed lease ends by its result, never by `terminate`.
+			("leases.terminate", RuntimeCall::Leases(L::terminate { lease }), eve()),
+			// It was acknowledged in time.
+			("leases.report_no_show", RuntimeCall::Leases(L::report_no_show { lease }), bob()),
+			("leases.ack_lease", RuntimeCall::Leases(L::ack_lease { lease }), bob()),
+			("leases.close_lease", RuntimeCall::Leases(L::close_lease { lease }), bob()),
+			("market.cancel_order", RuntimeCall::Market(M::cancel_order { order: id }), alice()),
+			(
+				"market.place_bid",
+				RuntimeCall::Market(M::place_bid {
+					order: id,
+					price_per_block: STINT,
+					devices: vec![gpu("ferdie", 0)],
+				}),
+				ferdie(),
+			),
+			(
+				"streams.settle",
+				RuntimeCall::Streams(pallet_streams::Call::settle { stream: 999 }),
+				bob(),
+			),
+			("providers.pause", RuntimeCall::Providers(pallet_providers::Call::pause {}), bob()),
+		];
+		for (name, call, who) in refusals {
+			let (declared, fee) = charged(name, call, &who);
+			println!(
+				"fee.refused.{name} = {} µSTINT (declared {} µSTINT; a transfer {} µSTINT)",
+				fee / (MILLI_STINT / 1_000),
+				declared / (MILLI_STINT / 1_000),
+				transfer / (MILLI_STINT / 1_000),
+			);
+			assert!(fee <= 2 * transfer, "{name}: {fee} against a transfer's {transfer}");
+		}
 		books.check(0);
 	});
 }

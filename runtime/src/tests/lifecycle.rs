@@ -21,6 +21,7 @@ use stint_primitives::{
 	Balance, ComputeCapability, DeviceId, GpuRequirements, JobSpec, LeaseId, Report, ReportKind,
 	ResultCommitment,
 };
+use stint_traits::refused;
 
 pub(super) type AccountId = crate::AccountId;
 
@@ -291,7 +292,7 @@ fn order_bids_auto_accept_ack_stream_result() {
 		let deposit = storage(id);
 		let retention = <Runtime as pallet_market::Config>::Retention::get();
 		let reap = || Market::reap_order(RuntimeOrigin::signed(bob()), id);
-		assert_noop!(reap(), pallet_market::Error::<Runtime>::RetentionNotOver);
+		assert_noop!(refused(reap()), pallet_market::Error::<Runtime>::RetentionNotOver);
 		// Nothing is due in between: skip the blocks.
 		System::set_block_number(53 + retention);
 		let bob0 = free(&bob());
@@ -350,7 +351,7 @@ fn depletion_grace_top_up_resume_then_termination_for_funds() {
 		// Bob tops it up during grace, for at least a grace period's worth: it resumes.
 		let grace = <Runtime as pallet_streams::Config>::GracePeriod::get();
 		assert_noop!(
-			Streams::top_up(RuntimeOrigin::signed(bob()), stream, STINT),
+			refused(Streams::top_up(RuntimeOrigin::signed(bob()), stream, STINT)),
 			pallet_streams::Error::<Runtime>::TopUpTooSmall
 		);
 		assert_ok!(Streams::top_up(RuntimeOrigin::signed(bob()), stream, grace as u128 * STINT));
@@ -380,7 +381,7 @@ fn a_no_show_is_slashed_and_the_buyer_made_whole() {
 		let lease = lease_of(id);
 		let deadline = <Runtime as pallet_leases::Config>::AckDeadline::get();
 		assert_noop!(
-			Leases::report_no_show(RuntimeOrigin::signed(bob()), lease),
+			refused(Leases::report_no_show(RuntimeOrigin::signed(bob()), lease)),
 			pallet_leases::Error::<Runtime>::AckNotOverdue
 		);
 		run_to(3 + deadline + 1);
@@ -463,18 +464,18 @@ fn a_signature_for_another_lease_or_chain_is_refused() {
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), a));
 		let c = result(0);
 		assert_noop!(
-			Leases::submit_result(
+			refused(Leases::submit_result(
 				RuntimeOrigin::signed(bob()),
 				a,
 				c,
 				signed(b, ReportKind::Final, &c)
-			),
+			)),
 			pallet_leases::Error::<Runtime>::BadSignature
 		);
 		let other_chain = Report::new([0; 32], a, ReportKind::Final, c);
 		let sig = Keyring::EveStash.pair().sign(&other_chain.signing_bytes());
 		assert_noop!(
-			Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig),
+			refused(Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig)),
 			pallet_leases::Error::<Runtime>::BadSignature
 		);
 		// Eve's account key is not her worker key.
@@ -482,17 +483,17 @@ fn a_signature_for_another_lease_or_chain_is_refused() {
 			.pair()
 			.sign(&Report::new(Leases::genesis_hash(), a, ReportKind::Final, c).signing_bytes());
 		assert_noop!(
-			Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig),
+			refused(Leases::submit_result(RuntimeOrigin::signed(bob()), a, c, sig)),
 			pallet_leases::Error::<Runtime>::BadSignature
 		);
 		submit(a, 0);
 		assert_noop!(
-			Leases::submit_result(
+			refused(Leases::submit_result(
 				RuntimeOrigin::signed(bob()),
 				a,
 				c,
 				signed(a, ReportKind::Final, &c)
-			),
+			)),
 			pallet_leases::Error::<Runtime>::NotRunning
 		);
 		books.check(0);

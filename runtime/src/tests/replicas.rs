@@ -18,6 +18,7 @@ use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
 use stint_primitives::{seal, Balance, LeaseId, ReportKind, ResultCommitment, SlashReason};
+use stint_traits::refused;
 
 type Error = pallet_leases::Error<Runtime>;
 
@@ -150,7 +151,7 @@ fn an_honest_majority_is_paid() {
 		let c = outputs([1; 32]);
 		let signature = super::lifecycle::signed(e, ReportKind::Final, &c);
 		assert_noop!(
-			Leases::submit_result(RuntimeOrigin::signed(bob()), e, c, signature),
+			refused(Leases::submit_result(RuntimeOrigin::signed(bob()), e, c, signature)),
 			Error::Replicated
 		);
 		commit(e, [1; 32]);
@@ -158,23 +159,26 @@ fn an_honest_majority_is_paid() {
 		// Eve's payment stopped at her seal: 5 STINT, half a STINT withheld.
 		assert_eq!(free(&eve()), eve0 + 9 * STINT / 2);
 		// Nobody reveals before every replica has ended.
-		assert_noop!(reveal(e, [1; 32]), Error::RevealsNotOpen);
+		assert_noop!(refused(reveal(e, [1; 32])), Error::RevealsNotOpen);
 		commit(f, [1; 32]);
 		commit(d, [1; 32]);
 		assert_eq!(group(id).reveals_from, 53);
 		books.check(0);
 		// The buyer's verdict and disputes do not apply: the replicas decide.
-		for refused in [
+		for refusal in [
 			Leases::accept_result(RuntimeOrigin::signed(alice()), e),
 			Leases::object_to_result(RuntimeOrigin::signed(alice()), e),
 			Leases::dispute(RuntimeOrigin::signed(alice()), e),
 		] {
-			assert_eq!(refused, Err(Error::Replicated.into()));
+			assert_eq!(refused(refusal), Err(Error::Replicated.into()));
 		}
-		assert_noop!(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id), Error::RevealsOpen);
+		assert_noop!(
+			refused(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id)),
+			Error::RevealsOpen
+		);
 		run_to(54);
 		assert_ok!(reveal(e, [1; 32]));
-		assert_noop!(reveal(e, [1; 32]), Error::NotSealed);
+		assert_noop!(refused(reveal(e, [1; 32])), Error::NotSealed);
 		assert_ok!(reveal(f, [1; 32]));
 		assert_eq!(group(id).status, ReplicaStatus::Open);
 		assert_ok!(reveal(d, [1; 32]));
@@ -256,18 +260,27 @@ fn a_copied_seal_cannot_be_revealed_and_is_slashed() {
 		let report = stint_primitives::Report::new(Leases::genesis_hash(), d, ReportKind::Final, c);
 		let signature = Keyring::DaveStash.pair().sign(&report.signing_bytes());
 		assert_noop!(
-			Leases::reveal_result(RuntimeOrigin::signed(dave()), d, c, salt_of(&eve()), signature),
+			refused(Leases::reveal_result(
+				RuntimeOrigin::signed(dave()),
+				d,
+				c,
+				salt_of(&eve()),
+				signature
+			)),
 			Error::SealMismatch
 		);
 		// Undecided while Dave may still reveal; anyone decides once the window is over.
 		assert_eq!(group(id).status, ReplicaStatus::Open);
 		let until = group(id).reveal_until;
 		run_to(until);
-		assert_noop!(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id), Error::RevealsOpen);
+		assert_noop!(
+			refused(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id)),
+			Error::RevealsOpen
+		);
 		run_to(until + 1);
 		assert_ok!(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id));
 		assert_noop!(
-			Leases::decide_replicas(RuntimeOrigin::signed(bob()), id),
+			refused(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id)),
 			Error::AlreadyDecided
 		);
 		assert_eq!(lease(d).status, LeaseStatus::Sealed);
@@ -291,7 +304,7 @@ fn a_late_reveal_is_refused_and_slashed() {
 		assert_ok!(reveal(e, [1; 32]));
 		assert_ok!(reveal(f, [1; 32]));
 		run_to(group(id).reveal_until + 1);
-		assert_noop!(reveal(d, [1; 32]), Error::RevealTooLate);
+		assert_noop!(refused(reveal(d, [1; 32])), Error::RevealTooLate);
 		assert_ok!(Leases::decide_replicas(RuntimeOrigin::signed(bob()), id));
 		let score = pallet_providers::Registry::<Runtime>::get(dave()).unwrap().reputation;
 		assert_eq!(score.slashed, 1);
@@ -346,7 +359,10 @@ fn a_buyer_closing_the_other_replicas_still_pays_the_one_that_delivered() {
 		run_to(53);
 		commit(e, [1; 32]);
 		// Before the decision the buyer's verdict does not apply.
-		assert_noop!(Leases::accept_result(RuntimeOrigin::signed(alice()), e), Error::Replicated);
+		assert_noop!(
+			refused(Leases::accept_result(RuntimeOrigin::signed(alice()), e)),
+			Error::Replicated
+		);
 		// Every replica has ended: the reveals are open, and Eve's decides.
 		assert_ok!(reveal(e, [1; 32]));
 		let ReplicaStatus::Decided { verdict, .. } = group(id).status else { panic!("decided") };
@@ -479,11 +495,11 @@ fn replicas_refuse_hostile_inputs() {
 			)
 		};
 		let max: u32 = <Runtime as pallet_market::Config>::MaxReplicas::get();
-		assert_noop!(create(|t| t.replicas = 6), MarketError::TooManyReplicas);
+		assert_noop!(refused(create(|t| t.replicas = 6)), MarketError::TooManyReplicas);
 		assert_eq!(max, 5);
-		assert_noop!(create(|t| t.deterministic = false), MarketError::UnreplicableOrder);
-		assert_noop!(create(|t| t.duration = None), MarketError::UnreplicableOrder);
-		assert_noop!(create(|t| t.auto_accept = false), MarketError::UnreplicableOrder);
+		assert_noop!(refused(create(|t| t.deterministic = false)), MarketError::UnreplicableOrder);
+		assert_noop!(refused(create(|t| t.duration = None)), MarketError::UnreplicableOrder);
+		assert_noop!(refused(create(|t| t.auto_accept = false)), MarketError::UnreplicableOrder);
 
 		// The buyer cannot pick a replicated order's bids: the chain does, at the close. With
 		// fewer bids than replicas, the order expires, everything refunded.
@@ -491,7 +507,7 @@ fn replicas_refuse_hostile_inputs() {
 		assert_ok!(create(|_| ()));
 		bid(&eve(), picked, PRICE, gpu("eve", 1));
 		assert_noop!(
-			super::lifecycle::accept(&alice(), picked, &eve()),
+			refused(super::lifecycle::accept(&alice(), picked, &eve())),
 			MarketError::ReplicatedOrder
 		);
 
@@ -503,15 +519,15 @@ fn replicas_refuse_hostile_inputs() {
 		// A stranger, or another replica's provider, cannot commit for Eve's lease.
 		let sealed = seal(&outputs([1; 32]), &eve().encode(), &salt_of(&eve()));
 		assert_noop!(
-			Leases::commit_result(RuntimeOrigin::signed(bob()), e, sealed),
+			refused(Leases::commit_result(RuntimeOrigin::signed(bob()), e, sealed)),
 			Error::NotProvider
 		);
 		assert_noop!(
-			Leases::commit_result(RuntimeOrigin::signed(ferdie()), e, sealed),
+			refused(Leases::commit_result(RuntimeOrigin::signed(ferdie()), e, sealed)),
 			Error::NotProvider
 		);
 		// Not sealed yet.
-		assert_noop!(reveal(e, [1; 32]), Error::NotSealed);
+		assert_noop!(refused(reveal(e, [1; 32])), Error::NotSealed);
 		for l in [e, f, d] {
 			commit(l, [1; 32]);
 		}
@@ -520,13 +536,19 @@ fn replicas_refuse_hostile_inputs() {
 		let report = stint_primitives::Report::new(Leases::genesis_hash(), e, ReportKind::Final, c);
 		let eves = Keyring::EveStash.pair().sign(&report.signing_bytes());
 		assert_noop!(
-			Leases::reveal_result(RuntimeOrigin::signed(bob()), e, c, [0; 32], eves),
+			refused(Leases::reveal_result(RuntimeOrigin::signed(bob()), e, c, [0; 32], eves)),
 			Error::SealMismatch
 		);
-		assert_noop!(reveal(e, [2; 32]), Error::SealMismatch);
+		assert_noop!(refused(reveal(e, [2; 32])), Error::SealMismatch);
 		let ferdies = Keyring::FerdieStash.pair().sign(&report.signing_bytes());
 		assert_noop!(
-			Leases::reveal_result(RuntimeOrigin::signed(bob()), e, c, salt_of(&eve()), ferdies),
+			refused(Leases::reveal_result(
+				RuntimeOrigin::signed(bob()),
+				e,
+				c,
+				salt_of(&eve()),
+				ferdies
+			)),
 			Error::BadSignature
 		);
 		// A plain lease has no replicas.
@@ -536,12 +558,12 @@ fn replicas_refuse_hostile_inputs() {
 		let plain = super::lifecycle::lease_of(plain);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve()), plain));
 		assert_noop!(
-			Leases::commit_result(RuntimeOrigin::signed(eve()), plain, sealed),
+			refused(Leases::commit_result(RuntimeOrigin::signed(eve()), plain, sealed)),
 			Error::NotReplicated
 		);
 		submit(plain, 0);
 		assert_noop!(
-			Leases::decide_replicas(RuntimeOrigin::signed(bob()), 999),
+			refused(Leases::decide_replicas(RuntimeOrigin::signed(bob()), 999)),
 			Error::NotReplicated
 		);
 		books.check(0);

@@ -19,6 +19,7 @@ use frame_support::{
 use pallet_leases::{LeaseStatus, TerminationReason};
 use polkadot_sdk::{sp_genesis_builder::DEV_RUNTIME_PRESET, *};
 use stint_primitives::{Balance, ReportKind, ResultCommitment};
+use stint_traits::refused;
 
 fn holdback(who: &super::lifecycle::AccountId) -> Balance {
 	Balances::balance_on_hold(&pallet_streams::HoldReason::Holdback.into(), who)
@@ -92,12 +93,12 @@ fn acknowledging_and_leaving_at_once_costs_the_whole_collateral() {
 		let mut free_exit = terms(None, true, 0);
 		free_exit.termination_notice = 0;
 		assert_noop!(
-			Market::create_order(
+			refused(Market::create_order(
 				RuntimeOrigin::signed(alice()),
 				super::lifecycle::spec(),
 				free_exit,
 				100 * STINT
-			),
+			)),
 			pallet_market::Error::<Runtime>::NoticeTooShort
 		);
 		// A fixed lease, won at one unit a block (nobody can undercut it): ack and terminate in
@@ -172,11 +173,11 @@ fn terminating_cannot_escape_an_overdue_checkpoint_or_result() {
 		let grace = <Runtime as pallet_leases::Config>::ResultGrace::get();
 		run_to(4 + interval.max(10 + grace));
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(eve()), open),
+			refused(Leases::terminate(RuntimeOrigin::signed(eve()), open)),
 			pallet_leases::Error::<Runtime>::CheckpointOverdue
 		);
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(eve()), fixed),
+			refused(Leases::terminate(RuntimeOrigin::signed(eve()), fixed)),
 			pallet_leases::Error::<Runtime>::FixedDuration
 		);
 		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(bob()), open));
@@ -210,7 +211,7 @@ fn leaving_the_registry_cannot_dodge_a_pending_verdict() {
 		let notice = <Runtime as pallet_providers::Config>::ExitNotice::get();
 		run_to(14 + notice);
 		assert_noop!(
-			Providers::deregister(RuntimeOrigin::signed(eve())),
+			refused(Providers::deregister(RuntimeOrigin::signed(eve()))),
 			pallet_providers::Error::<Runtime>::VerdictsPending
 		);
 		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(alice()), lease));

@@ -17,6 +17,7 @@ use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
 use stint_primitives::{NextDuty, Report, ReportKind, WorkerKey};
+use stint_traits::refused;
 
 /// Eve's registered worker key, `//Eve//stash`, as the account it signs transactions with.
 fn eve_worker() -> AccountId {
@@ -110,17 +111,22 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 		let id = order(&alice(), terms(None, false, 10), 100 * STINT);
 		// A stranger's key acts for nobody.
 		assert_noop!(
-			Market::place_bid(RuntimeOrigin::signed(bob()), id, STINT / 2, vec![gpu("eve", 0)]),
+			refused(Market::place_bid(
+				RuntimeOrigin::signed(bob()),
+				id,
+				STINT / 2,
+				vec![gpu("eve", 0)]
+			)),
 			pallet_providers::Error::<Runtime>::NotProviderOrWorker
 		);
 		// Eve's worker cannot bid with Ferdie's GPU, nor Ferdie's worker with Eve's.
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(eve_worker()),
 				id,
 				STINT / 2,
 				vec![gpu("ferdie", 0)]
-			),
+			)),
 			market_error(pallet_market::Error::NotThisWorker)
 		);
 		assert_ok!(Market::place_bid(
@@ -130,23 +136,29 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 			vec![gpu("eve", 0)]
 		));
 		assert_noop!(
-			Market::retract_bid(RuntimeOrigin::signed(Keyring::FerdieStash.to_account_id()), id),
+			refused(Market::retract_bid(
+				RuntimeOrigin::signed(Keyring::FerdieStash.to_account_id()),
+				id
+			)),
 			market_error(pallet_market::Error::UnknownBid)
 		);
 		assert_ok!(accept(&alice(), id, &eve()));
 		let lease = super::lifecycle::lease_of(id);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(bob()), lease),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(bob()), lease)),
 			pallet_leases::Error::<Runtime>::NotProvider
 		);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(Keyring::FerdieStash.to_account_id()), lease),
+			refused(Leases::ack_lease(
+				RuntimeOrigin::signed(Keyring::FerdieStash.to_account_id()),
+				lease
+			)),
 			pallet_leases::Error::<Runtime>::NotProvider
 		);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(eve_worker()), lease));
 		// Terminating stays with the account.
 		assert_noop!(
-			Leases::terminate(RuntimeOrigin::signed(eve_worker()), lease),
+			refused(Leases::terminate(RuntimeOrigin::signed(eve_worker()), lease)),
 			pallet_leases::Error::<Runtime>::NotProvider
 		);
 
@@ -159,17 +171,17 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 			consent(&new, &eve())
 		));
 		assert_noop!(
-			Leases::give_notice(RuntimeOrigin::signed(eve_worker()), lease),
+			refused(Leases::give_notice(RuntimeOrigin::signed(eve_worker()), lease)),
 			pallet_leases::Error::<Runtime>::NotProvider
 		);
 		let c = result(0);
 		assert_noop!(
-			Leases::checkpoint(
+			refused(Leases::checkpoint(
 				RuntimeOrigin::signed(bob()),
 				lease,
 				c,
 				signed(lease, ReportKind::Checkpoint { sequence: 1 }, &c)
-			),
+			)),
 			pallet_leases::Error::<Runtime>::BadSignature
 		);
 		let report =
@@ -200,12 +212,12 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 		));
 		// Ferdie cannot bind Eve's second machine's key: it consented to Eve only.
 		assert_noop!(
-			Providers::bind_worker(
+			refused(Providers::bind_worker(
 				RuntimeOrigin::signed(ferdie()),
 				key(&second),
 				vec![gpu("ferdie", 1)],
 				consent(&second, &eve())
-			),
+			)),
 			pallet_providers::Error::<Runtime>::BadWorkerKeyProof
 		);
 		assert_ok!(Providers::bind_worker(
@@ -225,12 +237,12 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 			vec![(id, vec![gpu("eve", 0)])]
 		);
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(as_account(&second)),
 				id,
 				STINT / 2,
 				vec![gpu("eve", 0)]
-			),
+			)),
 			market_error(pallet_market::Error::NotThisWorker)
 		);
 		// Not even the account may offer GPUs of two machines in one bid.
@@ -244,12 +256,12 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 			200 * STINT,
 		);
 		assert_noop!(
-			Market::place_bid(
+			refused(Market::place_bid(
 				RuntimeOrigin::signed(eve()),
 				two,
 				STINT / 2,
 				vec![gpu("eve", 0), gpu("eve", 1)]
-			),
+			)),
 			pallet_providers::Error::<Runtime>::DevicesNotOnOneWorker
 		);
 		assert_ok!(Market::place_bid(
@@ -265,19 +277,19 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 		assert_eq!(Leases::duties_of(&as_account(&second)).len(), 1);
 		assert_eq!(Leases::duties_of(&eve()).len(), 1);
 		assert_noop!(
-			Leases::ack_lease(RuntimeOrigin::signed(eve_worker()), lease),
+			refused(Leases::ack_lease(RuntimeOrigin::signed(eve_worker()), lease)),
 			pallet_leases::Error::<Runtime>::NotThisWorker
 		);
 		assert_ok!(Leases::ack_lease(RuntimeOrigin::signed(as_account(&second)), lease));
 		// Only the second machine's key signs its result.
 		let c = result(0);
 		assert_noop!(
-			Leases::submit_result(
+			refused(Leases::submit_result(
 				RuntimeOrigin::signed(bob()),
 				lease,
 				c,
 				signed(lease, ReportKind::Final, &c)
-			),
+			)),
 			pallet_leases::Error::<Runtime>::BadSignature
 		);
 		let report = Report::new(Leases::genesis_hash(), lease, ReportKind::Final, c);
@@ -307,7 +319,7 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 		};
 		// Only root may.
 		assert_noop!(
-			Parameters::set_parameter(RuntimeOrigin::signed(alice()), ack_deadline(5)),
+			refused(Parameters::set_parameter(RuntimeOrigin::signed(alice()), ack_deadline(5))),
 			sp_runtime::DispatchError::BadOrigin
 		);
 		assert_eq!(dynamic_params::leases::AckDeadline::get(), 100);
@@ -349,7 +361,7 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 		run_to(7);
 		assert_ok!(Leases::report_no_show(RuntimeOrigin::signed(bob()), new_lease));
 		assert_noop!(
-			Leases::report_no_show(RuntimeOrigin::signed(bob()), old_lease),
+			refused(Leases::report_no_show(RuntimeOrigin::signed(bob()), old_lease)),
 			pallet_leases::Error::<Runtime>::AckNotOverdue
 		);
 		// A no-show burns four tenths of its collateral.
@@ -379,12 +391,12 @@ fn an_overdue_checkpoint_is_slashed_and_no_late_report_covers_it() {
 		let c = result(0);
 		let late = signed(lease, ReportKind::Checkpoint { sequence: 1 }, &c);
 		assert_noop!(
-			Leases::checkpoint(RuntimeOrigin::signed(eve_worker()), lease, c, late),
+			refused(Leases::checkpoint(RuntimeOrigin::signed(eve_worker()), lease, c, late)),
 			pallet_leases::Error::<Runtime>::CheckpointOverdue
 		);
 		let early = signed(lease, ReportKind::Final, &c);
 		assert_noop!(
-			Leases::submit_result(RuntimeOrigin::signed(eve_worker()), lease, c, early),
+			refused(Leases::submit_result(RuntimeOrigin::signed(eve_worker()), lease, c, early)),
 			pallet_leases::Error::<Runtime>::CheckpointOverdue
 		);
 		assert_ok!(Leases::report_missed_result(RuntimeOrigin::signed(bob()), lease));

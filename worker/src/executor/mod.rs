@@ -12,9 +12,11 @@ use stint_primitives::{DeviceId, ExecutorKind, JobSpec, LeaseId, ReservedExit};
 use crate::{commit::LeaseDirs, config::Limits};
 
 pub mod docker;
+mod files;
 pub mod folders;
 pub mod held;
 pub mod native;
+mod tar;
 
 /// A job to start.
 #[derive(Clone, Debug)]
