@@ -130,8 +130,8 @@ fn check_info(
 	)
 	.map_err(|e| format!("worker_key: {e}"))?;
 	let info = ProviderInfo {
-		name: file.name.clone().into_bytes(),
-		endpoint: file.endpoint.clone().into_bytes(),
+		name: stint_client::Bounded(file.name.clone().into_bytes()),
+		endpoint: stint_client::Bounded(file.endpoint.clone().into_bytes()),
 		region,
 	};
 	Ok((info, worker_key, proof))
@@ -166,7 +166,7 @@ fn check_hardware(hardware: Hardware) -> Result<HardwareSpec, String> {
 		})
 		.collect::<Result<Vec<_>, String>>()?;
 	Ok(HardwareSpec {
-		gpus,
+		gpus: stint_client::Bounded(gpus),
 		cpu_cores: hardware.cpu_cores,
 		ram_mib: hardware.ram_mib,
 		disk_gib: hardware.disk_gib,

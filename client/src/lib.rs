@@ -57,6 +57,8 @@ pub use queries::*;
 )]
 pub mod runtime {}
 
+/// A list as a call carries it: bounded by the runtime, which refuses to decode a longer one.
+pub use runtime::runtime_types::bounded_collections::bounded_vec::BoundedVec as Bounded;
 pub use runtime::runtime_types::{
 	pallet_leases::types::{Lease, LeaseStatus, TerminationReason},
 	pallet_market::types::{Bid, Order, OrderStatus, OrderTerms},

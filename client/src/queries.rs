@@ -455,6 +455,8 @@ pub struct BidCosts {
 	pub collateral_per_gpu: Balance,
 	/// Blocks after the close of its window a buyer who accepts by hand has to accept a bid.
 	pub accept_period: u32,
+	/// The blocks of one era of the cap on what a provider's worker keys commit in bids.
+	pub worker_era: u32,
 }
 
 /// A result waiting for its buyer's verdict.
@@ -606,6 +608,9 @@ impl Client {
 			accept_period: constants
 				.entry(runtime::constants().market().accept_period())
 				.map_err(Error::rpc)?,
+			worker_era: constants
+				.entry(runtime::constants().market().worker_era())
+				.map_err(Error::rpc)?,
 		})
 	}
 }
@@ -691,7 +696,10 @@ impl Client {
 				transactions.validate(&tx.leases().checkpoint(0, commitment, [0; 64])),
 			),
 			("Leases.confirm_result", transactions.validate(&tx.leases().confirm_result(0))),
-			("Market.place_bid", transactions.validate(&tx.market().place_bid(0, 0, Vec::new()))),
+			(
+				"Market.place_bid",
+				transactions.validate(&tx.market().place_bid(0, 0, crate::Bounded(Vec::new()))),
+			),
 			("Market.retract_bid", transactions.validate(&tx.market().retract_bid(0))),
 			("Streams.settle", transactions.validate(&tx.streams().settle(0))),
 		];

@@ -51,14 +51,18 @@ fn example_gpu(provider: &str, index: u8, model: &str, vram_mib: u32, cc: (u8, u
 /// `//stash` key (`//Eve//stash`, `//Ferdie//stash`), distinct from the provider account.
 pub fn example_providers() -> Vec<(AccountId, ProviderInfo, WorkerKey, HardwareSpec)> {
 	let machine = |provider: &str, model: &str, vram_mib: u32| HardwareSpec {
-		gpus: (0..2).map(|i| example_gpu(provider, i, model, vram_mib, (9, 0))).collect(),
+		gpus: (0..2)
+			.map(|i| example_gpu(provider, i, model, vram_mib, (9, 0)))
+			.collect::<Vec<_>>()
+			.try_into()
+			.expect("two GPUs"),
 		cpu_cores: 64,
 		ram_mib: 512 * 1024,
 		disk_gib: 4_000,
 	};
 	let info = |name: &str, port: u16, region: &[u8; 2]| ProviderInfo {
-		name: name.as_bytes().to_vec(),
-		endpoint: format!("http://127.0.0.1:{port}").into_bytes(),
+		name: name.as_bytes().to_vec().try_into().expect("a short name"),
+		endpoint: format!("http://127.0.0.1:{port}").into_bytes().try_into().expect("a short URL"),
 		region: *region,
 	};
 	vec![
@@ -229,7 +233,7 @@ pub(crate) mod tests {
 						crate::Providers::acting_for(&worker),
 						Ok((who.clone(), Some(worker_key)))
 					);
-					assert_eq!(crate::Providers::devices(&who), hardware.gpus);
+					assert_eq!(crate::Providers::devices(&who), hardware.gpus.into_inner());
 					assert_eq!(crate::Bonds::free_bond(&who), EXAMPLE_PROVIDER_BOND);
 				}
 				crate::Providers::do_try_state().unwrap();

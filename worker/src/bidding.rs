@@ -380,6 +380,7 @@ mod tests {
 				bid_deposit: STINT,
 				collateral_per_gpu: 10 * STINT,
 				accept_period: 600,
+				worker_era: 600,
 			},
 			scratch_free_bytes: 1 << 30,
 		}

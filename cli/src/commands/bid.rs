@@ -61,7 +61,7 @@ pub async fn run(ctx: &Ctx, cmd: &BidCmd) -> Outcome {
 			} else {
 				devices.iter().map(|d| device(d)).collect::<Result<_, _>>()?
 			};
-			ctx.send(&tx.market().place_bid(*order, price, devices)).await?;
+			ctx.send(&tx.market().place_bid(*order, price, stint_client::Bounded(devices))).await?;
 		}
 		BidCmd::Retract { order } => {
 			ctx.send(&tx.market().retract_bid(*order)).await?;

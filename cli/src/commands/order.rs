@@ -119,7 +119,12 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 				}
 			}
 			let devices = bid.devices.0.clone();
-			let call = tx.market().accept_bid(*order, provider, bid.price_per_block, devices);
+			let call = tx.market().accept_bid(
+				*order,
+				provider,
+				bid.price_per_block,
+				stint_client::Bounded(devices),
+			);
 			ctx.send(&call).await?;
 		}
 	}

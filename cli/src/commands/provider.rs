@@ -175,7 +175,8 @@ pub async fn run(ctx: &Ctx, cmd: &ProviderCmd) -> Outcome {
 			let scope = ctx.client.consent_scope(&who).await?;
 			let (key, proof) = worker_key_with_proof(worker_key, proof.as_deref(), &who, scope)?;
 			let devices = devices.iter().map(|d| device(d)).collect::<Result<Vec<_>, _>>()?;
-			ctx.send(&tx.providers().bind_worker(key, devices, proof)).await?;
+			ctx.send(&tx.providers().bind_worker(key, stint_client::Bounded(devices), proof))
+				.await?;
 		}
 		ProviderCmd::KeyProof { provider } => {
 			let provider = parse_account(provider)?;

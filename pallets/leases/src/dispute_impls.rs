@@ -295,7 +295,7 @@ impl<T: Config> Pallet<T> {
 		Self::end(vid, verifying, status);
 		T::Collateral::unlock_collateral(&verifying.provider, verifying.collateral);
 		// A verifier that ran the job served a lease, whatever its outputs say.
-		T::Reputation::record(&verifying.provider, Outcome::Completed, delivered);
+		T::Reputation::record(&verifying.provider, &verifying.buyer, Outcome::Completed, delivered);
 		Leases::<T>::insert(vid, &*verifying);
 		Self::deposit_event(Event::ResultSubmitted { lease: vid, commitment, status });
 		if inconclusive {

@@ -398,14 +398,14 @@ impl<T: Config> Pallet<T> {
 				released = T::Streams::release(lease.stream, None)?;
 			}
 			// Leaving early is a fault: it counts in full, however little the lease ran.
-			T::Reputation::record(&lease.provider, Outcome::Objected, Permill::one());
+			T::Reputation::record(&lease.provider, &lease.buyer, Outcome::Objected, Permill::one());
 			Outcome::Objected
 		} else {
 			released = T::Streams::release(lease.stream, None)?;
 			let outcome = if objected { Outcome::Objected } else { verdict.outcome };
 			// Weighted as the result would have been: an objection to a lease that delivered
 			// little weighs little, so buyers cannot grief cheaply.
-			T::Reputation::record(&lease.provider, outcome, verdict.weight);
+			T::Reputation::record(&lease.provider, &lease.buyer, outcome, verdict.weight);
 			outcome
 		};
 		Self::deposit_event(Event::VerdictRecorded {
@@ -509,7 +509,12 @@ impl<T: Config> Pallet<T> {
 							Outcome::Slashed
 						};
 						// A fault counts in full, however little the lease ran.
-						T::Reputation::record(&lease.provider, outcome, Permill::one());
+						T::Reputation::record(
+							&lease.provider,
+							&lease.buyer,
+							outcome,
+							Permill::one(),
+						);
 						slashed
 					}
 					None => {
@@ -518,7 +523,12 @@ impl<T: Config> Pallet<T> {
 						// No fault: a lease that ran counts as served, as far as it delivered
 						// (one accepted, acknowledged and closed in a block counts nothing).
 						if lease.started_at.is_some() {
-							T::Reputation::record(&lease.provider, Outcome::Completed, delivered);
+							T::Reputation::record(
+								&lease.provider,
+								&lease.buyer,
+								Outcome::Completed,
+								delivered,
+							);
 						}
 						Zero::zero()
 					}

@@ -58,10 +58,6 @@ impl pallet_balances::Config for Test {
 	type RuntimeHoldReason = RuntimeHoldReason;
 }
 
-parameter_types! {
-	pub const Treasury: u64 = 99;
-}
-
 pub const GRACE: u64 = 5;
 pub const ACK_DEADLINE: u64 = 5;
 pub const RESULT_GRACE: u64 = 10;
@@ -78,7 +74,6 @@ impl pallet_streams::Config for Test {
 	type RuntimeHoldReason = RuntimeHoldReason;
 	type GracePeriod = ConstU64<GRACE>;
 	type TakeRate = ();
-	type Treasury = Treasury;
 	type Observer = Leases;
 }
 
@@ -183,7 +178,7 @@ pub type FakeBonds = stint_testkit::FakeBonds<ConstU64<BOND>>;
 
 pub struct FakeReputation;
 impl ReputationRecorder<u64> for FakeReputation {
-	fn record(who: &u64, outcome: Outcome, weight: Permill) {
+	fn record(who: &u64, _: &u64, outcome: Outcome, weight: Permill) {
 		OUTCOMES.with(|o| o.borrow_mut().push((*who, outcome, weight)));
 	}
 }

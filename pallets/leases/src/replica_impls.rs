@@ -337,7 +337,7 @@ impl<T: Config> Pallet<T> {
 			None,
 			reason,
 		);
-		T::Reputation::record(&lease.provider, Outcome::Slashed, Permill::one());
+		T::Reputation::record(&lease.provider, &lease.buyer, Outcome::Slashed, Permill::one());
 		Self::deposit_event(Event::VerdictRecorded {
 			lease: id,
 			outcome: Outcome::Slashed,

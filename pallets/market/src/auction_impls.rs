@@ -2,9 +2,9 @@
 //! bounded block hook, and the market's invariants.
 
 use crate::{
-	asset, BalanceOf, BidOf, Bids, Config, DeadlineCursor, DeadlinePages, Deadlines, Error, Event,
-	NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet, ProviderBids,
-	Rejections, StandingBidCount, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+	asset, BalanceOf, BidOf, Bidders, Bids, Config, DeadlineCursor, DeadlinePages, Deadlines,
+	Error, Event, NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet,
+	ProviderBids, Rejections, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -416,12 +416,22 @@ impl<T: Config> Pallet<T> {
 			ensure!(Bids::<T>::contains_key(id, &provider), "the bid index names a missing bid");
 			*standing.entry(provider).or_default() += 1;
 		}
-		for (provider, count) in StandingBidCount::<T>::iter() {
+		let era = Self::era(frame_system::Pallet::<T>::block_number());
+		for (provider, bidder) in Bidders::<T>::iter() {
+			let count = bidder.standing;
 			ensure!(
-				standing.remove(&provider) == Some(count),
+				standing.remove(&provider).unwrap_or_default() == count,
 				"a provider's standing bid count is wrong"
 			);
 			ensure!(count <= T::MaxStandingBids::get(), "a provider has too many standing bids");
+			ensure!(
+				count > 0 || !bidder.by_workers.is_zero(),
+				"a bidder's record outlived its bids and commitments"
+			);
+			ensure!(
+				bidder.committed_in(&era) <= Self::worker_cap(&provider),
+				"a provider's worker keys committed more than their cap"
+			);
 		}
 		ensure!(standing.is_empty(), "a provider's standing bids are not counted");
 		ensure!(OpenOrders::<T>::iter_keys().count() == open, "the open-order index is wrong");

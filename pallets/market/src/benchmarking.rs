@@ -99,7 +99,7 @@ fn order_of<T: Config>(
 	for b in 0..bids {
 		let (provider, devices) = T::BenchmarkHelper::provider(index * 1_000 + b, gpus);
 		let price = T::Currency::minimum_balance().saturating_mul(2u32.into());
-		Pallet::<T>::do_place_bid(provider, id, price, devices).unwrap();
+		Pallet::<T>::do_place_bid(provider, id, price, devices.try_into().unwrap()).unwrap();
 	}
 	(buyer, id)
 }
@@ -129,7 +129,7 @@ fn crowd_bids<T: Config>(id: OrderId, count: u32) {
 		let bidder: T::AccountId = account("crowd", i % per_order, 0);
 		Bids::<T>::insert(order, &bidder, bid.clone());
 		ProviderBids::<T>::insert(&bidder, order, ());
-		StandingBidCount::<T>::mutate(&bidder, |n| *n = n.saturating_add(1));
+		Bidders::<T>::mutate(&bidder, |b| b.get_or_insert_with(Default::default).standing += 1);
 	}
 }
 
@@ -161,6 +161,7 @@ mod benches {
 		let bids = T::MaxBidsPerOrder::get() - 1 + o;
 		let (_, id) = order_of::<T>(0, largest_spec(), g, bids, true);
 		let (provider, devices) = T::BenchmarkHelper::provider(999, g);
+		let devices = devices.try_into().unwrap();
 		#[extrinsic_call]
 		_(RawOrigin::Signed(provider.clone()), id, T::Currency::minimum_balance(), devices);
 		assert!(Bids::<T>::contains_key(id, provider));
@@ -195,7 +196,7 @@ mod benches {
 		let provider = Pallet::<T>::ranking(id).pop().unwrap();
 		let bid = Bids::<T>::get(id, &provider).unwrap();
 		#[extrinsic_call]
-		_(RawOrigin::Signed(buyer), id, provider, bid.price_per_block, bid.devices.to_vec());
+		_(RawOrigin::Signed(buyer), id, provider, bid.price_per_block, bid.devices.clone());
 		assert!(matches!(Orders::<T>::get(id).unwrap().status, OrderStatus::Leased { .. }));
 	}
 
@@ -244,7 +245,7 @@ mod benches {
 		let (other_buyer, other) =
 			order_of::<T>(1, largest_spec(), bid.devices.len() as u32, 0, false);
 		let price = bid.price_per_block;
-		Pallet::<T>::do_place_bid(provider.clone(), other, price, bid.devices.to_vec()).unwrap();
+		Pallet::<T>::do_place_bid(provider.clone(), other, price, bid.devices.clone()).unwrap();
 		Pallet::<T>::do_accept_bid(&other_buyer, other, &provider, price, &bid.devices).unwrap();
 		let caller: T::AccountId = whitelisted_caller();
 		#[extrinsic_call]
@@ -279,6 +280,7 @@ mod benches {
 		let id = typical_order::<T>(1);
 		crowd_bids::<T>(id, s);
 		let (provider, devices) = T::BenchmarkHelper::provider(999, T::MaxGpusPerOrder::get());
+		let devices = devices.try_into().unwrap();
 		#[extrinsic_call]
 		place_bid(RawOrigin::Signed(provider.clone()), id, T::Currency::minimum_balance(), devices);
 		assert!(Bids::<T>::contains_key(id, provider));

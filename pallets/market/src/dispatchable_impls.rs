@@ -1,8 +1,8 @@
 //! What each call does.
 
 use crate::{
-	asset, BalanceOf, Bid, Bids, Config, Error, Event, JobSpec, NextOrderId, OpenOrders, Order,
-	OrderId, OrderStatus, Orders, Pallet, ProviderBids, Rejections, StandingBidCount, TermsOf,
+	asset, BalanceOf, Bid, Bidders, Bids, Config, Error, Event, JobSpec, NextOrderId, OpenOrders,
+	Order, OrderId, OrderStatus, Orders, Pallet, ProviderBids, Rejections, TermsOf,
 };
 use frame::prelude::*;
 use stint_primitives::{is_job_env_name, is_pinned_image, DeviceId};
@@ -167,7 +167,7 @@ impl<T: Config> Pallet<T> {
 		signer: T::AccountId,
 		id: OrderId,
 		price_per_block: BalanceOf<T>,
-		devices: alloc::vec::Vec<DeviceId>,
+		devices: BoundedVec<DeviceId, T::MaxGpusPerOrder>,
 	) -> Result<bool, DispatchError> {
 		let (provider, worker) = T::Registry::acting_for(&signer)?;
 		if let Some(key) = worker {
@@ -185,8 +185,6 @@ impl<T: Config> Pallet<T> {
 		ensure!(!Rejections::<T>::get(id).contains(&provider), Error::<T>::BidRejected);
 		ensure!(!price_per_block.is_zero(), Error::<T>::ZeroPrice);
 		ensure!(price_per_block <= order.terms.max_price_per_block, Error::<T>::PriceAboveCeiling);
-		let devices: BoundedVec<DeviceId, T::MaxGpusPerOrder> =
-			devices.try_into().map_err(|_| Error::<T>::TooManyDevices)?;
 		ensure!(!Bids::<T>::contains_key(id, &provider), Error::<T>::AlreadyBid);
 		// A full order takes a bid that beats its worst one, which makes room: slots filled
 		// at high prices cannot shut cheaper providers out.
@@ -197,10 +195,20 @@ impl<T: Config> Pallet<T> {
 		} else {
 			None
 		};
-		ensure!(
-			StandingBidCount::<T>::get(&provider) < T::MaxStandingBids::get(),
-			Error::<T>::TooManyStandingBids
-		);
+		let bidder = Bidders::<T>::get(&provider).unwrap_or_default();
+		ensure!(bidder.standing < T::MaxStandingBids::get(), Error::<T>::TooManyStandingBids);
+		let collateral = T::CollateralPerGpu::get().saturating_mul((devices.len() as u32).into());
+		let deposit = T::BidDeposit::get();
+		let era = Self::era(now);
+		// What a worker key may put at risk of its provider's funds in an era: a stolen key
+		// burns no more than this.
+		let by_worker = worker.is_some().then(|| collateral.saturating_add(deposit));
+		if let Some(commits) = by_worker {
+			ensure!(
+				bidder.committed_in(&era).saturating_add(commits) <= Self::worker_cap(&provider),
+				Error::<T>::WorkerCommitCapReached
+			);
+		}
 		T::Registry::check_offer(&provider, &devices, &order.terms.requirements)?;
 		let took_a_place = outbid.is_some();
 		if let Some((worst, bid)) = outbid {
@@ -208,13 +216,11 @@ impl<T: Config> Pallet<T> {
 			Self::deposit_event(Event::BidOutbid { order: id, provider: worst });
 		}
 
-		let collateral = T::CollateralPerGpu::get().saturating_mul((devices.len() as u32).into());
-		let deposit = T::BidDeposit::get();
 		asset::hold_bid_deposit::<T>(&provider, deposit)?;
 		T::Collateral::lock_collateral(&provider, collateral)?;
 
 		let count = devices.len() as u32;
-		Self::index_bid(&provider, id);
+		Self::index_bid(&provider, id, by_worker.map(|commits| (era, commits)));
 		Bids::<T>::insert(
 			id,
 			&provider,
@@ -241,8 +247,8 @@ impl<T: Config> Pallet<T> {
 		Ok(took_a_place)
 	}
 
-	/// The device count a bid of `offered` devices is weighed at: at least one, at most what
-	/// an order may ask for (a longer list is refused, at that weight).
+	/// The device count a bid of `offered` devices is weighed at: at least one (a list longer
+	/// than an order may ask for does not decode).
 	pub(crate) fn gpus_weighed(offered: usize) -> u32 {
 		(offered as u32).clamp(1, T::MaxGpusPerOrder::get())
 	}
@@ -423,18 +429,48 @@ impl<T: Config> Pallet<T> {
 		Ok(bids)
 	}
 
-	/// Files a new bid of `provider` on `id` in the provider's index.
-	pub(crate) fn index_bid(provider: &T::AccountId, id: OrderId) {
-		ProviderBids::<T>::insert(provider, id, ());
-		StandingBidCount::<T>::mutate(provider, |count| count.saturating_inc());
+	/// The era of block `at`: what [`Config::WorkerCommitPerGpu`] counts in.
+	pub(crate) fn era(at: BlockNumberFor<T>) -> BlockNumberFor<T> {
+		at / T::WorkerEra::get().max(One::one())
 	}
 
-	/// Takes a bid that is gone out of the provider's index.
+	/// The most `provider`'s worker keys may commit in an era: `WorkerCommitPerGpu` for each
+	/// GPU it has registered (at least one).
+	pub(crate) fn worker_cap(provider: &T::AccountId) -> BalanceOf<T> {
+		let gpus = (T::Registry::devices(provider).len() as u32).max(1);
+		T::WorkerCommitPerGpu::get().saturating_mul(gpus.into())
+	}
+
+	/// Files a new bid of `provider` on `id` in the provider's index, with what it committed
+	/// in which era if a worker key placed it.
+	pub(crate) fn index_bid(
+		provider: &T::AccountId,
+		id: OrderId,
+		by_worker: Option<(BlockNumberFor<T>, BalanceOf<T>)>,
+	) {
+		ProviderBids::<T>::insert(provider, id, ());
+		Bidders::<T>::mutate(provider, |bidder| {
+			let bidder = bidder.get_or_insert_with(Default::default);
+			bidder.standing.saturating_inc();
+			if let Some((era, commits)) = by_worker {
+				bidder.by_workers = bidder.committed_in(&era).saturating_add(commits);
+				bidder.era = era;
+			}
+		});
+	}
+
+	/// Takes a bid that is gone out of the provider's index. The provider's record goes with
+	/// its last bid, unless its worker keys committed something this era (the cap must still
+	/// count it).
 	pub(crate) fn unindex_bid(provider: &T::AccountId, id: OrderId) {
 		ProviderBids::<T>::remove(provider, id);
-		StandingBidCount::<T>::mutate_exists(provider, |count| {
-			let left = count.unwrap_or_default().saturating_sub(1);
-			*count = (left > 0).then_some(left);
+		let era = Self::era(frame_system::Pallet::<T>::block_number());
+		Bidders::<T>::mutate_exists(provider, |bidder| {
+			let Some(record) = bidder else { return };
+			record.standing.saturating_dec();
+			if record.standing == 0 && record.committed_in(&era).is_zero() {
+				*bidder = None;
+			}
 		});
 	}
 

@@ -120,6 +120,19 @@ pub mod pallet {
 		#[pallet::no_default]
 		type BidCompensation: Get<BalanceOf<Self>>;
 
+		/// What a provider's worker keys, together, may commit of its funds per GPU it has
+		/// registered in one `WorkerEra`: the deposits and collateral of the bids they place.
+		/// Bids its own account signs are not counted. Whoever steals a worker key can do no
+		/// more with it than this per era (its forfeits are burnt, never paid to a buyer).
+		#[pallet::constant]
+		#[pallet::no_default]
+		type WorkerCommitPerGpu: Get<BalanceOf<Self>>;
+
+		/// The blocks of one era of [`Config::WorkerCommitPerGpu`].
+		#[pallet::constant]
+		#[pallet::no_default]
+		type WorkerEra: Get<BlockNumberFor<Self>>;
+
 		/// The least escrow of any order (a fixed one also needs `max_price × duration`).
 		#[pallet::constant]
 		#[pallet::no_default]
@@ -265,10 +278,12 @@ pub mod pallet {
 		OptionQuery,
 	>;
 
-	/// How many bids each provider has standing: the size of its part of [`ProviderBids`].
+	/// Each bidding provider's count of standing bids (the size of its part of
+	/// [`ProviderBids`]) and what its worker keys committed of its funds this era. Removed
+	/// when it has no bid standing and its worker keys committed nothing this era.
 	#[pallet::storage]
-	pub type StandingBidCount<T: Config> =
-		StorageMap<_, Blake2_128Concat, T::AccountId, u32, ValueQuery>;
+	pub type Bidders<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, BidderOf<T>, OptionQuery>;
 
 	/// Orders the block hook looks at, by the block they fall due in and page: the close of
 	/// their bid window, or the end of the time their buyer had to accept.
@@ -465,8 +480,6 @@ pub mod pallet {
 		BiddingClosed,
 		/// The price is above the order's ceiling.
 		PriceAboveCeiling,
-		/// More devices than `MaxGpusPerOrder`.
-		TooManyDevices,
 		/// This provider already bid on this order.
 		AlreadyBid,
 		/// The order has no lease: an open order is cancelled or expires instead of being pruned.
@@ -511,6 +524,10 @@ pub mod pallet {
 		UnpassableText,
 		/// The order's deadline has not come yet (or the block hook handled it already).
 		NotDue,
+		/// The provider's worker keys already committed `WorkerCommitPerGpu` per registered GPU
+		/// of its funds in bids this era: its worker bids again next era (its own account
+		/// may bid now).
+		WorkerCommitCapReached,
 	}
 
 	#[pallet::hooks]
@@ -528,6 +545,7 @@ pub mod pallet {
 				"MaxReplicas must be between 1 and MAX_REPLICAS"
 			);
 			assert!(T::MinBidWindow::get() > Zero::zero(), "MinBidWindow must be positive");
+			assert!(T::WorkerEra::get() > Zero::zero(), "WorkerEra must be positive");
 			assert!(
 				T::MinBidWindow::get() <= T::MaxBidWindow::get(),
 				"MinBidWindow > MaxBidWindow"
@@ -570,7 +588,7 @@ pub mod pallet {
 			origin: OriginFor<T>,
 			order: OrderId,
 			#[pallet::compact] price_per_block: BalanceOf<T>,
-			devices: alloc::vec::Vec<DeviceId>,
+			devices: BoundedVec<DeviceId, T::MaxGpusPerOrder>,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let gpus = Self::gpus_weighed(devices.len());
@@ -608,7 +626,7 @@ pub mod pallet {
 			order: OrderId,
 			provider: T::AccountId,
 			#[pallet::compact] price_per_block: BalanceOf<T>,
-			devices: alloc::vec::Vec<DeviceId>,
+			devices: BoundedVec<DeviceId, T::MaxGpusPerOrder>,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let bids = Self::do_accept_bid(&who, order, &provider, price_per_block, &devices)

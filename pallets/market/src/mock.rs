@@ -52,17 +52,12 @@ impl pallet_balances::Config for Test {
 	type RuntimeHoldReason = RuntimeHoldReason;
 }
 
-parameter_types! {
-	pub const Treasury: u64 = 99;
-}
-
 #[derive_impl(pallet_streams::config_preludes::TestDefaultConfig)]
 impl pallet_streams::Config for Test {
 	type Currency = Balances;
 	type RuntimeHoldReason = RuntimeHoldReason;
 	type GracePeriod = ConstU64<5>;
 	type TakeRate = ();
-	type Treasury = Treasury;
 	type Observer = ();
 }
 
@@ -83,6 +78,9 @@ pub const BID_DEPOSIT: Balance = 10;
 pub const BID_COMPENSATION: Balance = 3;
 pub const ACCEPT_PERIOD: u64 = 10;
 pub const RETENTION: u64 = 20;
+/// Three one-GPU bids of a worker key an era (the stand-in registry lists no GPUs: one counts).
+pub const WORKER_COMMIT_PER_GPU: Balance = 3 * (COLLATERAL_PER_GPU + BID_DEPOSIT);
+pub const WORKER_ERA: u64 = 20;
 
 parameter_types! {
 	/// Storage deposits are zero unless a test sets them, so that other tests count escrow only.
@@ -94,6 +92,13 @@ pub const ACCOUNTS: [u64; 8] = [BUYER, OTHER_BUYER, P1, P2, P3, PAUSED, P4, 99];
 
 /// `P1`'s worker key for its devices 0..4, as an account.
 pub const WORKER: u64 = 20;
+
+/// `devices` as a call carries them.
+pub fn bounded(
+	devices: Vec<DeviceId>,
+) -> BoundedVec<DeviceId, <Test as crate::Config>::MaxGpusPerOrder> {
+	devices.try_into().expect("no more than an order may ask for")
+}
 
 /// The worker key of machine `machine` of a provider.
 pub fn worker_key(machine: u8) -> stint_primitives::WorkerKey {
@@ -264,6 +269,8 @@ impl pallet_market::Config for Test {
 	type CollateralPerGpu = ConstU64<COLLATERAL_PER_GPU>;
 	type BidDeposit = ConstU64<BID_DEPOSIT>;
 	type BidCompensation = ConstU64<BID_COMPENSATION>;
+	type WorkerCommitPerGpu = ConstU64<WORKER_COMMIT_PER_GPU>;
+	type WorkerEra = ConstU64<WORKER_ERA>;
 	type MinOrderDeposit = ConstU64<1_000>;
 	type StorageDepositBase = StorageDepositBase;
 	type StorageDepositPerByte = StorageDepositPerByte;
@@ -327,8 +334,19 @@ impl ExtBuilder {
 					leases().iter().filter(|l| l.provider == provider).map(|l| l.collateral).sum();
 				in_bids + in_leases
 			});
-			// The market neither mints nor burns.
-			books.check(0);
+			// The market mints nothing and burns only the deposits of worker-signed bids it
+			// forfeited, which it reports.
+			let burnt: Balance = System::events()
+				.into_iter()
+				.map(|record| match record.event {
+					RuntimeEvent::Market(
+						Event::BidRetracted { forfeited, burnt: true, .. }
+						| Event::BidDropped { forfeited, burnt: true, .. },
+					) => forfeited,
+					_ => 0,
+				})
+				.sum();
+			books.check(burnt);
 		});
 	}
 }

@@ -4,6 +4,8 @@
 //! check that not a unit was created or lost.
 
 use crate::{mock::*, *};
+use codec::{Decode, Encode};
+use frame::deps::sp_runtime::bounded_vec;
 use frame::{
 	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
 	testing_prelude::*,
@@ -23,7 +25,7 @@ fn bid(provider: u64, order: OrderId, price: Balance) {
 		RuntimeOrigin::signed(provider),
 		order,
 		price,
-		vec![dev(provider, 0)]
+		bounded(vec![dev(provider, 0)])
 	));
 }
 
@@ -32,7 +34,7 @@ fn accept(buyer: u64, order: OrderId, provider: u64) -> DispatchResultWithPostIn
 	let (price, devices) = Bids::<Test>::get(order, provider)
 		.map(|b| (b.price_per_block, b.devices.to_vec()))
 		.unwrap_or((1, vec![dev(provider, 0)]));
-	Market::accept_bid(RuntimeOrigin::signed(buyer), order, provider, price, devices)
+	Market::accept_bid(RuntimeOrigin::signed(buyer), order, provider, price, bounded(devices))
 }
 
 fn order(id: OrderId) -> OrderOf<Test> {
@@ -164,7 +166,7 @@ fn place_bid_locks_collateral_and_holds_a_deposit() {
 		let call = crate::Call::<Test>::place_bid {
 			order: id,
 			price_per_block: 8,
-			devices: vec![dev(P1, 0)],
+			devices: bounded(vec![dev(P1, 0)]),
 		};
 		assert_eq!(call.get_dispatch_info().call_weight, <() as WeightInfo>::place_bid(1, 1));
 		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(P1)).unwrap();
@@ -192,7 +194,7 @@ fn a_worker_key_bids_and_retracts_for_its_provider_on_its_own_devices_only() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);
 		let place = |who: u64, devices: Vec<DeviceId>| {
-			Market::place_bid(RuntimeOrigin::signed(who), id, 5, devices)
+			Market::place_bid(RuntimeOrigin::signed(who), id, 5, bounded(devices))
 		};
 		// WORKER is P1's key for its devices 0..4 (one machine) only.
 		assert_noop!(refused(place(WORKER, vec![dev(P1, 4)])), Error::<Test>::NotThisWorker);
@@ -224,7 +226,7 @@ fn place_bid_refuses_bad_bids() {
 	ExtBuilder::build_and_execute(|| {
 		let id = create(BUYER, terms(), 1_000);
 		let place = |who: u64, order: OrderId, price: Balance, devices: Vec<DeviceId>| {
-			Market::place_bid(RuntimeOrigin::signed(who), order, price, devices)
+			Market::place_bid(RuntimeOrigin::signed(who), order, price, bounded(devices))
 		};
 		assert_noop!(refused(place(P1, 7, 5, vec![dev(P1, 0)])), Error::<Test>::UnknownOrder);
 		assert_noop!(refused(place(BUYER, id, 5, vec![dev(P1, 0)])), Error::<Test>::BuyerCannotBid);
@@ -233,7 +235,11 @@ fn place_bid_refuses_bad_bids() {
 			refused(place(P1, id, 11, vec![dev(P1, 0)])),
 			Error::<Test>::PriceAboveCeiling
 		);
-		assert_noop!(refused(place(P1, id, 5, vec![dev(P1, 0); 5])), Error::<Test>::TooManyDevices);
+		// More devices than an order may ask for do not even decode.
+		let too_many = (3u8, 1u8, id, codec::Compact(5u64), vec![dev(P1, 0); 5]).encode();
+		assert!(RuntimeCall::decode(&mut &too_many[..]).is_err());
+		let enough = (3u8, 1u8, id, codec::Compact(5u64), vec![dev(P1, 0); 4]).encode();
+		assert!(RuntimeCall::decode(&mut &enough[..]).is_ok());
 		// What the registry refuses, it names.
 		assert_noop!(
 			refused(place(PAUSED, id, 5, vec![dev(PAUSED, 0)])),
@@ -283,7 +289,7 @@ fn a_bid_needs_free_bond_and_a_deposit() {
 				RuntimeOrigin::signed(P1),
 				*id,
 				5,
-				vec![dev(P1, 0), dev(P1, 1)]
+				bounded_vec![dev(P1, 0), dev(P1, 1)]
 			));
 		}
 		assert_noop!(
@@ -291,7 +297,7 @@ fn a_bid_needs_free_bond_and_a_deposit() {
 				RuntimeOrigin::signed(P1),
 				orders[5],
 				5,
-				vec![dev(P1, 0), dev(P1, 1)]
+				bounded_vec![dev(P1, 0), dev(P1, 1)]
 			)),
 			DispatchError::Other("InsufficientFreeBond")
 		);
@@ -301,7 +307,7 @@ fn a_bid_needs_free_bond_and_a_deposit() {
 				RuntimeOrigin::signed(P2),
 				orders[0],
 				5,
-				vec![dev(P2, 0), dev(P2, 1)]
+				bounded_vec![dev(P2, 0), dev(P2, 1)]
 			)),
 			Error::<Test>::InsufficientBalance
 		);
@@ -414,7 +420,7 @@ fn accept_bid_makes_a_lease_and_refunds_what_the_price_does_not_need() {
 			Error::<Test>::OrderNotOpen
 		);
 		assert_noop!(
-			refused(Market::place_bid(RuntimeOrigin::signed(P3), id, 5, vec![dev(P3, 0)])),
+			refused(Market::place_bid(RuntimeOrigin::signed(P3), id, 5, bounded_vec![dev(P3, 0)])),
 			Error::<Test>::OrderNotOpen
 		);
 	});
@@ -431,15 +437,33 @@ fn accept_bid_takes_the_bid_only_at_the_price_and_on_the_devices_the_buyer_saw()
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
 		bid(P1, id, 10);
 		assert_noop!(
-			refused(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 5, vec![dev(P1, 0)])),
+			refused(Market::accept_bid(
+				RuntimeOrigin::signed(BUYER),
+				id,
+				P1,
+				5,
+				bounded_vec![dev(P1, 0)]
+			)),
 			Error::<Test>::BidChanged
 		);
 		assert_noop!(
-			refused(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 10, vec![dev(P1, 1)])),
+			refused(Market::accept_bid(
+				RuntimeOrigin::signed(BUYER),
+				id,
+				P1,
+				10,
+				bounded_vec![dev(P1, 1)]
+			)),
 			Error::<Test>::BidChanged
 		);
 		assert_eq!(order(id).status, OrderStatus::Open);
-		assert_ok!(Market::accept_bid(RuntimeOrigin::signed(BUYER), id, P1, 10, vec![dev(P1, 0)]));
+		assert_ok!(Market::accept_bid(
+			RuntimeOrigin::signed(BUYER),
+			id,
+			P1,
+			10,
+			bounded_vec![dev(P1, 0)]
+		));
 		assert_eq!(leases()[0].price_per_block, 10);
 	});
 }
@@ -539,18 +563,65 @@ fn a_provider_has_at_most_max_standing_bids_and_can_withdraw_them_all_at_once() 
 			bid(P1, *id, 5);
 		}
 		assert_noop!(
-			refused(Market::place_bid(RuntimeOrigin::signed(P1), orders[6], 5, vec![dev(P1, 0)])),
+			refused(Market::place_bid(
+				RuntimeOrigin::signed(P1),
+				orders[6],
+				5,
+				bounded_vec![dev(P1, 0)]
+			)),
 			Error::<Test>::TooManyStandingBids
 		);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), orders[0]));
 		bid(P1, orders[6], 5);
-		assert_eq!(StandingBidCount::<Test>::get(P1), 6);
+		assert_eq!(Bidders::<Test>::get(P1).map(|b| b.standing), Some(6));
 		// It paused (say): every bid is withdrawn, everything released.
 		let withdrawn = <Market as stint_traits::StandingBids<u64>>::retract_all(&P1);
 		assert_eq!(withdrawn, 6);
 		assert_eq!((locked(P1), bid_deposits(P1), free(P1)), (0, 0, ENDOWMENT));
 		assert!(orders.iter().all(|id| order(*id).bid_count == 0));
-		assert_eq!(StandingBidCount::<Test>::get(P1), 0);
+		assert_eq!(Bidders::<Test>::get(P1), None);
+	});
+}
+
+#[test]
+fn a_worker_key_commits_at_most_its_cap_of_its_providers_funds_an_era() {
+	ExtBuilder::build_and_execute(|| {
+		// Each order at the window's last quarter at once: retracting there forfeits.
+		let orders: Vec<_> = (0..5).map(|_| create(BUYER, terms(), 1_000)).collect();
+		let place = |who, id| {
+			Market::place_bid(RuntimeOrigin::signed(who), id, 5, bounded_vec![dev(P1, 0)])
+		};
+		// A stolen key bids and withdraws late, again and again: each bid commits 110.
+		for id in &orders[..3] {
+			assert_ok!(place(WORKER, *id));
+		}
+		let record = Bidders::<Test>::get(P1).unwrap();
+		assert_eq!((record.standing, record.by_workers), (3, WORKER_COMMIT_PER_GPU));
+		assert_noop!(refused(place(WORKER, orders[3])), Error::<Test>::WorkerCommitCapReached);
+		// Withdrawing gives nothing back to the cap: it counts what was put at risk.
+		run_to_block(9);
+		for id in &orders[..3] {
+			assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), *id));
+		}
+		assert_eq!(bid_deposits(P1), 0);
+		assert_eq!(free(P1), ENDOWMENT - 3 * BID_DEPOSIT, "three late forfeits, burnt");
+		let record = Bidders::<Test>::get(P1).unwrap();
+		assert_eq!((record.standing, record.by_workers), (0, WORKER_COMMIT_PER_GPU));
+		assert_noop!(refused(place(WORKER, orders[3])), Error::<Test>::WorkerCommitCapReached);
+		// The provider's own account is not capped.
+		assert_ok!(place(P1, orders[3]));
+		// Next era, the key may commit as much again.
+		run_to_block(WORKER_ERA);
+		let fresh = create(BUYER, terms(), 1_000);
+		// (Device 0 went to the order P1 won.)
+		assert_ok!(Market::place_bid(
+			RuntimeOrigin::signed(WORKER),
+			fresh,
+			5,
+			bounded_vec![dev(P1, 1)]
+		));
+		let record = Bidders::<Test>::get(P1).unwrap();
+		assert_eq!((record.era, record.by_workers), (1, 110));
 	});
 }
 
@@ -581,7 +652,12 @@ fn a_manual_order_waits_for_its_buyer_then_expires() {
 		// Bidding is over, accepting is not.
 		assert_eq!(order(first).deadline, Some(Slot::first(11 + ACCEPT_PERIOD)));
 		assert_noop!(
-			refused(Market::place_bid(RuntimeOrigin::signed(P3), first, 5, vec![dev(P3, 0)])),
+			refused(Market::place_bid(
+				RuntimeOrigin::signed(P3),
+				first,
+				5,
+				bounded_vec![dev(P3, 0)]
+			)),
 			Error::<Test>::BiddingClosed
 		);
 		assert_ok!(accept(BUYER, first, P1));
@@ -695,13 +771,13 @@ fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
 		bid(P3, id, 9);
 		// The order is full; a bid no cheaper than the worst is refused...
 		assert_noop!(
-			refused(Market::place_bid(RuntimeOrigin::signed(P4), id, 10, vec![dev(P4, 0)])),
+			refused(Market::place_bid(RuntimeOrigin::signed(P4), id, 10, bounded_vec![dev(P4, 0)])),
 			Error::<Test>::TooManyBids
 		);
 		// ...a cheaper one takes the place of the worst (the latest of the dearest), released,
 		// and pays for the search that found it.
 		let charged =
-			Market::place_bid(RuntimeOrigin::signed(P4), id, 8, vec![dev(P4, 0)]).unwrap();
+			Market::place_bid(RuntimeOrigin::signed(P4), id, 8, bounded_vec![dev(P4, 0)]).unwrap();
 		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::place_bid(1, 1)));
 		assert!(!Bids::<Test>::contains_key(id, P2));
 		assert_eq!((locked(P2), bid_deposits(P2), free(P2)), (0, 0, ENDOWMENT));
@@ -796,7 +872,12 @@ fn a_late_retraction_of_a_bid_a_worker_key_placed_is_burnt_not_paid_to_the_buyer
 	ExtBuilder::build().execute_with(|| {
 		let issuance = Balances::total_issuance();
 		let id = create(BUYER, terms(), 1_000);
-		assert_ok!(Market::place_bid(RuntimeOrigin::signed(WORKER), id, 5, vec![dev(P1, 0)]));
+		assert_ok!(Market::place_bid(
+			RuntimeOrigin::signed(WORKER),
+			id,
+			5,
+			bounded_vec![dev(P1, 0)]
+		));
 		run_to_block(9);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), id));
 		assert_eq!(
@@ -832,7 +913,7 @@ fn the_buyer_rejects_a_live_bid_for_a_compensation_and_a_dead_one_for_its_deposi
 		assert_eq!((free(P1), locked(P1)), (ENDOWMENT + BID_COMPENSATION, 0));
 		assert_eq!(order(id).deposit, 1_000 - BID_COMPENSATION);
 		assert_noop!(
-			refused(Market::place_bid(RuntimeOrigin::signed(P1), id, 4, vec![dev(P1, 0)])),
+			refused(Market::place_bid(RuntimeOrigin::signed(P1), id, 4, bounded_vec![dev(P1, 0)])),
 			Error::<Test>::BidRejected
 		);
 		// A dead bid is dropped instead: its deposit is the buyer's, and its provider not barred.

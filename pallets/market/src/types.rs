@@ -131,6 +131,42 @@ where
 	pub by_worker: bool,
 }
 
+/// A provider's bidding, as the market keeps it.
+#[derive(
+	Clone,
+	PartialEq,
+	Eq,
+	Debug,
+	Default,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct Bidder<Balance, BlockNumber> {
+	/// Bids standing now.
+	pub standing: u32,
+	/// The era `by_workers` counts in: the block number divided by `WorkerEra`.
+	pub era: BlockNumber,
+	/// The deposits and collateral of the bids its worker keys placed in `era`.
+	pub by_workers: Balance,
+}
+
+impl<Balance: Default + Copy, BlockNumber: PartialEq> Bidder<Balance, BlockNumber> {
+	/// What its worker keys committed in era `era`.
+	pub fn committed_in(&self, era: &BlockNumber) -> Balance {
+		if &self.era == era {
+			self.by_workers
+		} else {
+			Balance::default()
+		}
+	}
+}
+
+/// The bidder type for a runtime.
+pub type BidderOf<T> = Bidder<crate::BalanceOf<T>, frame_system::pallet_prelude::BlockNumberFor<T>>;
+
 /// The order type for a runtime.
 pub type OrderOf<T> = Order<
 	<T as frame_system::Config>::AccountId,

@@ -24,7 +24,7 @@ fn gpu(seed: u32) -> GpuDevice {
 
 fn hardware(first: u32, count: u32) -> HardwareSpec {
 	HardwareSpec {
-		gpus: (first..first + count).map(gpu).collect::<Vec<_>>(),
+		gpus: (first..first + count).map(gpu).collect::<Vec<_>>().try_into().unwrap(),
 		cpu_cores: 64,
 		ram_mib: 1 << 20,
 		disk_gib: 8_000,
@@ -37,8 +37,8 @@ fn info<T: Config>() -> ProviderInfo {
 	let mut endpoint = b"https://".to_vec();
 	endpoint.resize(endpoint_len.max(9), b'e');
 	ProviderInfo {
-		name: alloc::vec![b'n'; T::MaxNameLen::get() as usize],
-		endpoint,
+		name: alloc::vec![b'n'; T::MaxNameLen::get() as usize].try_into().unwrap(),
+		endpoint: endpoint.try_into().unwrap(),
 		region: *b"DE",
 	}
 }
@@ -124,6 +124,7 @@ mod benches {
 			record.workers[0].devices = alloc::vec![gpu(0).uuid_hash].try_into().expect("one");
 		});
 		let devices: alloc::vec::Vec<_> = (1..=d).map(|i| gpu(i).uuid_hash).collect();
+		let devices = devices.try_into().unwrap();
 		let (second, proof) = worker::<T>(&who);
 		#[extrinsic_call]
 		_(RawOrigin::Signed(who.clone()), second, devices, proof);

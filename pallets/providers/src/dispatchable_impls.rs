@@ -1,9 +1,10 @@
 //! What each call does, after the origin is checked.
 
 use crate::{
-	asset, AllowPlainHttp, BalanceOf, CommittedDevices, Config, Error, Event, Hardware, HardwareOf,
-	HardwareSpec, Histories, History, Pallet, ProviderCount, ProviderInfo, ProviderRecordOf,
-	ProviderStatus, Registry, Reputation, Worker, WorkerAccounts, WorkerOf, WorkerProof,
+	asset, AllowPlainHttp, BalanceOf, CommittedDevices, Config, Credits, Error, Event, Hardware,
+	HardwareOf, HardwareSpec, Histories, History, Pallet, ProviderCount, ProviderInfo,
+	ProviderRecordOf, ProviderStatus, Registry, Reputation, Worker, WorkerAccounts, WorkerOf,
+	WorkerProof, MAX_GPUS_ARG,
 };
 use alloc::{collections::BTreeSet, vec::Vec};
 use codec::Encode;
@@ -169,13 +170,13 @@ impl<T: Config> Pallet<T> {
 	pub(crate) fn do_bind_worker(
 		who: &T::AccountId,
 		worker_key: WorkerKey,
-		devices: Vec<DeviceId>,
+		devices: BoundedVec<DeviceId, ConstU32<MAX_GPUS_ARG>>,
 		proof: &WorkerProof,
 	) -> Result<u32, DispatchError> {
 		let mut record = Self::record(who)?;
 		ensure!(!devices.is_empty(), Error::<T>::NoDevicesOffered);
 		let devices: BoundedVec<DeviceId, T::MaxGpus> =
-			devices.try_into().map_err(|_| Error::<T>::TooManyGpus)?;
+			devices.into_inner().try_into().map_err(|_| Error::<T>::TooManyGpus)?;
 		let existing = record.workers.iter().position(|worker| worker.key == worker_key);
 		if existing.is_none() {
 			Self::check_new_worker_key(who, &worker_key)?;
@@ -323,6 +324,7 @@ impl<T: Config> Pallet<T> {
 			WorkerAccounts::<T>::remove(Self::worker_account(&worker.key));
 		}
 		Registry::<T>::remove(who);
+		Credits::<T>::remove(who);
 		ProviderCount::<T>::mutate(|count| count.saturating_dec());
 		Self::deposit_event(Event::Deregistered {
 			provider: who.clone(),
@@ -346,14 +348,15 @@ impl<T: Config> Pallet<T> {
 	fn check_info(info: ProviderInfo) -> Result<CheckedInfo<T>, DispatchError> {
 		ensure!(!info.name.is_empty(), Error::<T>::EmptyName);
 		ensure!(!info.endpoint.is_empty(), Error::<T>::EmptyEndpoint);
-		let name: BoundedVec<_, _> = info.name.try_into().map_err(|_| Error::<T>::NameTooLong)?;
+		let name: BoundedVec<_, _> =
+			info.name.into_inner().try_into().map_err(|_| Error::<T>::NameTooLong)?;
 		if info.endpoint.starts_with(b"http://") {
 			ensure!(AllowPlainHttp::<T>::get(), Error::<T>::InsecureEndpoint);
 		} else {
 			ensure!(info.endpoint.starts_with(b"https://"), Error::<T>::InvalidEndpoint);
 		}
 		let endpoint: BoundedVec<_, _> =
-			info.endpoint.try_into().map_err(|_| Error::<T>::EndpointTooLong)?;
+			info.endpoint.into_inner().try_into().map_err(|_| Error::<T>::EndpointTooLong)?;
 		ensure!(is_valid_region(&info.region), Error::<T>::InvalidRegion);
 		Ok((name, endpoint, info.region))
 	}
@@ -420,7 +423,7 @@ impl<T: Config> Pallet<T> {
 		ensure!(spec.cpu_cores > 0, Error::<T>::ZeroCpuCores);
 		ensure!(spec.ram_mib > 0, Error::<T>::ZeroRam);
 		let gpus: BoundedVec<_, T::MaxGpus> =
-			spec.gpus.try_into().map_err(|_| Error::<T>::TooManyGpus)?;
+			spec.gpus.into_inner().try_into().map_err(|_| Error::<T>::TooManyGpus)?;
 		let mut seen = BTreeSet::new();
 		for gpu in &gpus {
 			ensure!(gpu.vram_mib > 0, Error::<T>::ZeroVram);

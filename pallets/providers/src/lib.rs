@@ -64,6 +64,8 @@ pub mod pallet {
 			type MaxGpus = ConstU32<16>;
 			type MaxWorkers = ConstU32<8>;
 			type ReputationDecay = ReputationDecay;
+			type CreditPerBuyer = ConstU32<2>;
+			type MaxCreditors = ConstU32<16>;
 			type WeightInfo = ();
 		}
 
@@ -129,6 +131,16 @@ pub mod pallet {
 		#[pallet::constant]
 		type ReputationDecay: Get<Permill>;
 
+		/// The most full outcomes the leases of one buyer count for toward a provider's
+		/// reputation, among its `MaxCreditors` latest buyers: one buyer (or a provider's own
+		/// account under another name) cannot carry a score. Faults always count.
+		#[pallet::constant]
+		type CreditPerBuyer: Get<u32>;
+
+		/// How many of a provider's latest buyers [`Credits`] remembers.
+		#[pallet::constant]
+		type MaxCreditors: Get<u32>;
+
 		/// The market's standing bids: withdrawn when a provider pauses, announces its exit or
 		/// changes its hardware.
 		#[pallet::no_default]
@@ -193,6 +205,19 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type Histories<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, History<BalanceOf<T>>, OptionQuery>;
+
+	/// What each of a provider's latest buyers' leases counted toward its reputation, in
+	/// thousandths of a full outcome, the latest buyer last (at most `MaxCreditors`: the
+	/// earliest is forgotten first). Covered by the registration deposit and removed with the
+	/// provider's record.
+	#[pallet::storage]
+	pub type Credits<T: Config> = StorageMap<
+		_,
+		Blake2_128Concat,
+		T::AccountId,
+		BoundedVec<(T::AccountId, u64), T::MaxCreditors>,
+		ValueQuery,
+	>;
 
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
@@ -415,6 +440,13 @@ pub mod pallet {
 				Pallet::<T>::history_deposit() <= T::RegistrationDeposit::get(),
 				"a history's deposit must come out of the registration deposit"
 			);
+			// What a call may carry must be enough for what the registry keeps.
+			assert!(T::MaxNameLen::get() <= MAX_NAME_ARG, "MaxNameLen above MAX_NAME_ARG");
+			assert!(
+				T::MaxEndpointLen::get() <= MAX_ENDPOINT_ARG,
+				"MaxEndpointLen above MAX_ENDPOINT_ARG"
+			);
+			assert!(T::MaxGpus::get() <= MAX_GPUS_ARG, "MaxGpus above MAX_GPUS_ARG");
 		}
 
 		#[cfg(feature = "try-runtime")]
@@ -530,7 +562,7 @@ pub mod pallet {
 		pub fn bind_worker(
 			origin: OriginFor<T>,
 			worker_key: WorkerKey,
-			devices: Vec<DeviceId>,
+			devices: BoundedVec<DeviceId, ConstU32<MAX_GPUS_ARG>>,
 			proof: WorkerProof,
 		) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;

@@ -146,7 +146,7 @@ pub fn gpu(seed: u8) -> GpuDevice {
 /// A machine with the GPUs `seeds`.
 pub fn hardware(seeds: &[u8]) -> HardwareSpec {
 	HardwareSpec {
-		gpus: seeds.iter().map(|s| gpu(*s)).collect(),
+		gpus: seeds.iter().map(|s| gpu(*s)).collect::<Vec<_>>().try_into().unwrap(),
 		cpu_cores: 32,
 		ram_mib: 262_144,
 		disk_gib: 2_000,
@@ -155,8 +155,8 @@ pub fn hardware(seeds: &[u8]) -> HardwareSpec {
 
 pub fn info() -> ProviderInfo {
 	ProviderInfo {
-		name: b"gpu-farm".to_vec(),
-		endpoint: b"https://gpu.example".to_vec(),
+		name: b"gpu-farm".to_vec().try_into().unwrap(),
+		endpoint: b"https://gpu.example".to_vec().try_into().unwrap(),
 		region: *b"DE",
 	}
 }

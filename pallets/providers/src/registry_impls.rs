@@ -2,8 +2,8 @@
 //! invariants `try_state` checks.
 
 use crate::{
-	asset, CommittedDevices, Config, Error, Event, Histories, Pallet, ProviderCount,
-	ProviderStatus, Registry, WorkerAccounts,
+	asset, CommittedDevices, Config, Credits, Error, Event, Histories, Pallet, ProviderCount,
+	ProviderStatus, Registry, WorkerAccounts, REPUTATION_UNIT,
 };
 use alloc::{collections::BTreeMap, collections::BTreeSet, vec::Vec};
 use frame::{
@@ -186,8 +186,37 @@ impl<T: Config> ProviderRegistry<T::AccountId> for Pallet<T> {
 	}
 }
 
+impl<T: Config> Pallet<T> {
+	/// How much of `weight` of a served lease `buyer`'s credit with `who` still counts: its
+	/// leases count for at most `CreditPerBuyer` full outcomes. Remembers what counted, the
+	/// buyer as the latest of `who`'s buyers (the earliest forgotten when there are
+	/// `MaxCreditors`).
+	pub(crate) fn credit(who: &T::AccountId, buyer: &T::AccountId, weight: Permill) -> Permill {
+		let cap = u64::from(T::CreditPerBuyer::get()).saturating_mul(REPUTATION_UNIT);
+		Credits::<T>::mutate(who, |credits| {
+			let mut credited = 0;
+			if let Some(at) = credits.iter().position(|(b, _)| b == buyer) {
+				credited = credits.remove(at).1;
+			}
+			let asked = weight.mul_floor(REPUTATION_UNIT);
+			let counted = asked.min(cap.saturating_sub(credited));
+			if credits.is_full() {
+				credits.remove(0);
+			}
+			// Room was made above: the push cannot fail.
+			let _ = credits.try_push((buyer.clone(), credited.saturating_add(counted)));
+			Permill::from_rational(counted, REPUTATION_UNIT)
+		})
+	}
+}
+
 impl<T: Config> ReputationRecorder<T::AccountId> for Pallet<T> {
-	fn record(who: &T::AccountId, outcome: Outcome, weight: Permill) {
+	fn record(who: &T::AccountId, buyer: &T::AccountId, outcome: Outcome, weight: Permill) {
+		if !Registry::<T>::contains_key(who) {
+			return;
+		}
+		let weight =
+			if outcome == Outcome::Completed { Self::credit(who, buyer, weight) } else { weight };
 		Registry::<T>::mutate(who, |record| {
 			if let Some(record) = record {
 				record.reputation.record(outcome, T::ReputationDecay::get(), weight);
@@ -264,6 +293,13 @@ pub(crate) fn check_invariants<T: Config>() -> Result<(), TryRuntimeError> {
 			record.active_leases == leases,
 			"a provider's active leases differ from its committed devices"
 		);
+	}
+	let cap = u64::from(T::CreditPerBuyer::get()).saturating_mul(REPUTATION_UNIT);
+	for (who, credits) in Credits::<T>::iter() {
+		ensure!(Registry::<T>::contains_key(&who), "an unregistered account has credits");
+		ensure!(credits.iter().all(|(_, c)| *c <= cap), "a buyer counted above its credit");
+		let buyers: BTreeSet<_> = credits.iter().map(|(b, _)| b).collect();
+		ensure!(buyers.len() == credits.len(), "a buyer is remembered twice");
 	}
 	Ok(())
 }

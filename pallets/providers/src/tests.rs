@@ -1,6 +1,7 @@
 //! Every call's happy and unhappy paths, the registry trait, reputation, and the money.
 
 use crate::{mock::*, *};
+use frame::deps::sp_runtime::bounded_vec;
 use frame::{
 	deps::frame_support::{dispatch::GetDispatchInfo, traits::UnfilteredDispatchable},
 	testing_prelude::*,
@@ -59,12 +60,22 @@ fn register_refuses_bad_input_and_changes_nothing() {
 			h
 		};
 		let cases: Vec<(ProviderInfo, HardwareSpec, Error<Test>)> = vec![
-			(with(|i| i.name.clear()), hardware(&[1]), Error::EmptyName),
-			(with(|i| i.name = vec![b'a'; 17]), hardware(&[1]), Error::NameTooLong),
-			(with(|i| i.endpoint.clear()), hardware(&[1]), Error::EmptyEndpoint),
-			(with(|i| i.endpoint = b"ftp://x".to_vec()), hardware(&[1]), Error::InvalidEndpoint),
+			(with(|i| i.name = Default::default()), hardware(&[1]), Error::EmptyName),
 			(
-				with(|i| i.endpoint = [b"https://".as_slice(), &[b'a'; 30]].concat()),
+				with(|i| i.name = vec![b'a'; 17].try_into().unwrap()),
+				hardware(&[1]),
+				Error::NameTooLong,
+			),
+			(with(|i| i.endpoint = Default::default()), hardware(&[1]), Error::EmptyEndpoint),
+			(
+				with(|i| i.endpoint = b"ftp://x".to_vec().try_into().unwrap()),
+				hardware(&[1]),
+				Error::InvalidEndpoint,
+			),
+			(
+				with(|i| {
+					i.endpoint = [b"https://".as_slice(), &[b'a'; 30]].concat().try_into().unwrap()
+				}),
 				hardware(&[1]),
 				Error::EndpointTooLong,
 			),
@@ -143,8 +154,8 @@ fn update_info_changes_name_endpoint_and_region() {
 		);
 		register(1, &[1]);
 		let new = ProviderInfo {
-			name: b"new".to_vec(),
-			endpoint: b"http://10.0.0.1:8080".to_vec(),
+			name: b"new".to_vec().try_into().unwrap(),
+			endpoint: b"http://10.0.0.1:8080".to_vec().try_into().unwrap(),
 			region: *b"FR",
 		};
 		// Plain HTTP only where the chain allows it (development and local chains).
@@ -339,7 +350,7 @@ fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 			refused(Providers::bind_worker(
 				RuntimeOrigin::signed(2),
 				worker_key(3),
-				vec![[2; 32]],
+				bounded_vec![[2; 32]],
 				proof(3, 2)
 			)),
 			Error::<Test>::WorkerKeyTaken
@@ -349,7 +360,7 @@ fn worker_keys_are_unique_across_providers_and_never_a_providers_account() {
 			refused(Providers::bind_worker(
 				RuntimeOrigin::signed(2),
 				worker_key(60),
-				vec![[2; 32]],
+				bounded_vec![[2; 32]],
 				proof(60, 1)
 			)),
 			Error::<Test>::BadWorkerKeyProof
@@ -366,7 +377,7 @@ fn a_provider_binds_one_worker_key_per_machine() {
 			Providers::bind_worker(
 				RuntimeOrigin::signed(1),
 				worker_key(seed),
-				devices,
+				devices.try_into().unwrap(),
 				proof(seed, 1),
 			)
 		};
@@ -440,13 +451,13 @@ fn hardware_changes_and_deregistration_keep_the_worker_index_right() {
 		assert_ok!(Providers::bind_worker(
 			RuntimeOrigin::signed(1),
 			first,
-			vec![[2; 32]],
+			bounded_vec![[2; 32]],
 			proof(101, 1)
 		));
 		assert_ok!(Providers::bind_worker(
 			RuntimeOrigin::signed(1),
 			worker_key(40),
-			vec![[3; 32]],
+			bounded_vec![[3; 32]],
 			proof(40, 1)
 		));
 		assert_ok!(Providers::update_hardware(RuntimeOrigin::signed(1), hardware(&[2, 4])));
@@ -676,12 +687,58 @@ fn committing_and_releasing_devices_tracks_active_leases() {
 	});
 }
 
+/// A buyer none of the tests' leases had before: each lease counts in full.
+fn next_buyer() -> u64 {
+	thread_local!(static NEXT: core::cell::Cell<u64> = const { core::cell::Cell::new(10_000) });
+	NEXT.with(|next| {
+		next.set(next.get() + 1);
+		next.get()
+	})
+}
+
+#[test]
+fn one_buyer_counts_for_at_most_its_credit_and_faults_always_count() {
+	ExtBuilder::default().build_and_execute(|| {
+		register(1, &[1]);
+		let record = |buyer: u64, outcome, weight| {
+			<Providers as ReputationRecorder<u64>>::record(&1, &buyer, outcome, weight)
+		};
+		// One buyer's leases count for two full outcomes (`CreditPerBuyer`), however many.
+		record(7, Outcome::Completed, Permill::from_percent(50));
+		for _ in 0..10 {
+			record(7, Outcome::Completed, Permill::one());
+		}
+		let reputation = Providers::record(&1).unwrap().reputation;
+		assert_eq!((reputation.completed, reputation.good), (11, 1_975));
+		assert_eq!(Credits::<Test>::get(1).into_inner(), vec![(7, 2_000)]);
+		// Its faults still count in full.
+		record(7, Outcome::NoShow, Permill::one());
+		assert_eq!(Providers::record(&1).unwrap().reputation.no_shows, 1);
+		// Another buyer counts again.
+		record(8, Outcome::Completed, Permill::one());
+		assert_eq!(Credits::<Test>::get(1).into_inner(), vec![(7, 2_000), (8, 1_000)]);
+		// The earliest of `MaxCreditors` buyers is forgotten first.
+		for buyer in 100..115 {
+			record(buyer, Outcome::Completed, Permill::one());
+		}
+		let credits = Credits::<Test>::get(1);
+		assert_eq!((credits.len(), credits[0].0, credits[15].0), (16, 8, 114));
+		leave(1);
+		assert!(Credits::<Test>::get(1).is_empty(), "removed with the record");
+	});
+}
+
 #[test]
 fn reputation_follows_outcomes_with_decay() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1]);
 		assert_eq!(Providers::reputation(&1), Some(Permill::from_percent(50)));
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&1,
+			&next_buyer(),
+			Outcome::Completed,
+			Permill::one(),
+		);
 		// (1 + 1) / (1 + 0 + 2)
 		assert_eq!(Providers::reputation(&1), Some(Permill::from_rational(2u32, 3u32)));
 		assert_eq!(
@@ -693,10 +750,25 @@ fn reputation_follows_outcomes_with_decay() {
 			}
 		);
 		// A failed job is neutral: not even decay moves the score.
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Failed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&1,
+			&next_buyer(),
+			Outcome::Failed,
+			Permill::one(),
+		);
 		assert_eq!(Providers::reputation(&1), Some(Permill::from_rational(2u32, 3u32)));
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Slashed, Permill::one());
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&1,
+			&next_buyer(),
+			Outcome::Slashed,
+			Permill::one(),
+		);
+		<Providers as ReputationRecorder<u64>>::record(
+			&1,
+			&next_buyer(),
+			Outcome::NoShow,
+			Permill::one(),
+		);
 		let record = Providers::record(&1).unwrap().reputation;
 		assert_eq!(
 			(record.completed, record.failed, record.slashed, record.no_shows),
@@ -705,11 +777,21 @@ fn reputation_follows_outcomes_with_decay() {
 		assert!(Providers::reputation(&1).unwrap() < Permill::from_percent(50));
 		// Recent good behaviour outweighs old faults: decay makes them fade.
 		for _ in 0..200 {
-			<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
+			<Providers as ReputationRecorder<u64>>::record(
+				&1,
+				&next_buyer(),
+				Outcome::Completed,
+				Permill::one(),
+			);
 		}
 		assert!(Providers::reputation(&1).unwrap() > Permill::from_percent(95));
 		// Unknown providers are ignored.
-		<Providers as ReputationRecorder<u64>>::record(&9, Outcome::Completed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&9,
+			&next_buyer(),
+			Outcome::Completed,
+			Permill::one(),
+		);
 	});
 }
 
@@ -754,7 +836,12 @@ fn leave(who: u64) {
 fn a_history_follows_its_account_and_no_gpu_carries_one() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1, 2]);
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::NoShow, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&1,
+			&next_buyer(),
+			Outcome::NoShow,
+			Permill::one(),
+		);
 		let bad = Providers::reputation(&1).unwrap();
 		assert!(bad < Permill::from_percent(50));
 		leave(1);
@@ -765,7 +852,12 @@ fn a_history_follows_its_account_and_no_gpu_carries_one() {
 		register(2, &[2]);
 		assert_eq!(Providers::reputation(&2), Some(Permill::from_percent(50)));
 		register(3, &[1]);
-		<Providers as ReputationRecorder<u64>>::record(&3, Outcome::Slashed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&3,
+			&next_buyer(),
+			Outcome::Slashed,
+			Permill::one(),
+		);
 		leave(3);
 		register(4, &[1]);
 		assert_eq!(Providers::reputation(&4), Some(Permill::from_percent(50)));
@@ -777,7 +869,12 @@ fn a_good_history_is_not_bought_with_a_used_gpu() {
 	ExtBuilder::default().build_and_execute(|| {
 		register(1, &[1]);
 		for _ in 0..10 {
-			<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
+			<Providers as ReputationRecorder<u64>>::record(
+				&1,
+				&next_buyer(),
+				Outcome::Completed,
+				Permill::one(),
+			);
 		}
 		leave(1);
 		register(2, &[1]);
@@ -794,7 +891,12 @@ fn the_history_kept_after_leaving_is_paid_for_by_its_size_and_refunded_on_return
 		let bytes = 16 + u64::max_encoded_len() + History::<Balance>::max_encoded_len();
 		assert_eq!(Providers::history_deposit(), bytes as Balance);
 		register(1, &[1, 2]);
-		<Providers as ReputationRecorder<u64>>::record(&1, Outcome::Completed, Permill::one());
+		<Providers as ReputationRecorder<u64>>::record(
+			&1,
+			&next_buyer(),
+			Outcome::Completed,
+			Permill::one(),
+		);
 		leave(1);
 		let history = crate::Histories::<Test>::get(1).expect("kept");
 		assert_eq!((history.consents, history.deposit), (1, Providers::history_deposit()));

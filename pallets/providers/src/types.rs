@@ -1,6 +1,5 @@
 //! Records the registry keeps, and what a registration call carries.
 
-use alloc::vec::Vec;
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use frame::prelude::*;
 use scale_info::TypeInfo;
@@ -8,6 +7,14 @@ use stint_primitives::{DeviceId, GpuDevice, Outcome, RegionCode, WorkerKey};
 
 /// Reputation weights are kept in thousandths, so that decay keeps some precision.
 pub const REPUTATION_UNIT: u64 = 1_000;
+
+/// The longest name a call may carry (the runtime's `MaxNameLen` may be shorter): a longer one
+/// does not decode.
+pub const MAX_NAME_ARG: u32 = 256;
+/// The longest endpoint a call may carry (the runtime's `MaxEndpointLen` may be shorter).
+pub const MAX_ENDPOINT_ARG: u32 = 512;
+/// The most GPUs or devices a call may carry (the runtime's `MaxGpus` may be fewer).
+pub const MAX_GPUS_ARG: u32 = 64;
 
 /// A provider's description as a call carries it: checked and bounded by the pallet.
 #[derive(
@@ -24,9 +31,9 @@ pub const REPUTATION_UNIT: u64 = 1_000;
 )]
 pub struct ProviderInfo {
 	/// A display name, not empty.
-	pub name: Vec<u8>,
+	pub name: BoundedVec<u8, ConstU32<MAX_NAME_ARG>>,
 	/// Where buyers reach the provider's worker, an `http://` or `https://` URL.
-	pub endpoint: Vec<u8>,
+	pub endpoint: BoundedVec<u8, ConstU32<MAX_ENDPOINT_ARG>>,
 	/// Where the machine is: an ISO 3166-1 alpha-2 country code, e.g. `DE`.
 	pub region: RegionCode,
 }
@@ -46,7 +53,7 @@ pub struct ProviderInfo {
 )]
 pub struct HardwareSpec {
 	/// The GPUs, at least one, each with its own UUID hash.
-	pub gpus: Vec<GpuDevice>,
+	pub gpus: BoundedVec<GpuDevice, ConstU32<MAX_GPUS_ARG>>,
 	pub cpu_cores: u32,
 	pub ram_mib: u64,
 	pub disk_gib: u64,

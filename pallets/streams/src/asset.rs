@@ -70,24 +70,37 @@ pub fn withhold<T: Config>(
 	T::Currency::hold(&HoldReason::Holdback.into(), to, amount)
 }
 
-/// Releases `amount` of `payee`'s holdback: `take` of it to `treasury` (if it can receive it;
-/// else the payee keeps it), the rest to the payee's free balance. Returns what the treasury got.
+/// Releases `amount` of `payee`'s holdback: `burnt` of it (the protocol's take) is burnt, the
+/// rest goes to the payee's free balance.
 pub fn release_holdback<T: Config>(
 	payee: &T::AccountId,
-	treasury: &T::AccountId,
 	amount: BalanceOf<T>,
-	take: BalanceOf<T>,
-) -> Result<BalanceOf<T>, DispatchError> {
-	let take = if pay_held::<T>(HoldReason::Holdback, payee, treasury, take).is_ok() {
-		take
-	} else {
-		Zero::zero()
-	};
-	let rest = amount.saturating_sub(take);
+	burnt: BalanceOf<T>,
+) -> DispatchResult {
+	burn_held::<T>(HoldReason::Holdback, payee, burnt)?;
+	let rest = amount.saturating_sub(burnt);
 	if !rest.is_zero() {
 		T::Currency::release(&HoldReason::Holdback.into(), payee, rest, Precision::Exact)?;
 	}
-	Ok(take)
+	Ok(())
+}
+
+/// Burns `amount` of `from`'s escrow: the protocol's take on a payment.
+pub fn burn<T: Config>(from: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
+	burn_held::<T>(HoldReason::StreamEscrow, from, amount)
+}
+
+/// Burns `amount` held on `from` for `reason`.
+fn burn_held<T: Config>(
+	reason: HoldReason,
+	from: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	if amount.is_zero() {
+		return Ok(());
+	}
+	T::Currency::burn_held(&reason.into(), from, amount, Precision::Exact, Fortitude::Force)
+		.map(|_| ())
 }
 
 /// Returns `amount` of `payee`'s holdback to `payer`'s free balance.

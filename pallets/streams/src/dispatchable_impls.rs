@@ -161,34 +161,28 @@ impl<T: Config> Pallet<T> {
 			dust.saturating_reduce(take);
 		}
 
-		let (mut to_payee, mut to_treasury) = (BalanceOf::<T>::zero(), BalanceOf::<T>::zero());
+		let (mut to_payee, mut burnt) = (BalanceOf::<T>::zero(), BalanceOf::<T>::zero());
 		let mut withheld = BalanceOf::<T>::zero();
-		let treasury = T::Treasury::get();
 		for (share, deposit) in shares.into_iter().zip(stream.depositors.iter_mut()) {
 			// The holdback waits on the payee for its verdict; the protocol's take on it is
-			// taken when it is released.
+			// burnt when it is released.
 			let held_back = stream.holdback.mul_floor(share);
 			asset::withhold::<T>(&deposit.who, &stream.payee, held_back)?;
 			let now_paid = share - held_back;
 			let take = T::TakeRate::get().mul_floor(now_paid);
-			// If the treasury cannot receive the take, the payee gets it: nothing is lost.
-			let take = if asset::pay::<T>(&deposit.who, &treasury, take).is_ok() {
-				take
-			} else {
-				Zero::zero()
-			};
+			asset::burn::<T>(&deposit.who, take)?;
 			asset::pay::<T>(&deposit.who, &stream.payee, now_paid - take)?;
 			deposit.remaining.saturating_reduce(share);
 			to_payee.saturating_accrue(now_paid - take);
-			to_treasury.saturating_accrue(take);
+			burnt.saturating_accrue(take);
 			withheld.saturating_accrue(held_back);
 		}
-		stream.paid.saturating_accrue(to_payee.saturating_add(to_treasury));
+		stream.paid.saturating_accrue(to_payee.saturating_add(burnt));
 		stream.withheld.saturating_accrue(withheld);
 		Self::deposit_event(Event::Settled {
 			stream: id,
 			to_payee,
-			to_treasury,
+			burnt,
 			withheld,
 			held: stream.held(),
 		});
@@ -196,7 +190,7 @@ impl<T: Config> Pallet<T> {
 	}
 
 	/// Releases the withheld amounts scheduled for `due_by` or earlier (`None`: everything
-	/// withheld) to the payee, the protocol's take to the treasury. Does not store `stream`.
+	/// withheld) to the payee, but for the protocol's take, burnt. Does not store `stream`.
 	pub(crate) fn release_withheld(
 		id: StreamId,
 		stream: &mut StreamOf<T>,
@@ -221,15 +215,14 @@ impl<T: Config> Pallet<T> {
 		if amount.is_zero() {
 			return Ok(amount);
 		}
-		let take = T::TakeRate::get().mul_floor(amount);
-		let to_treasury =
-			asset::release_holdback::<T>(&stream.payee, &T::Treasury::get(), amount, take)?;
+		let burnt = T::TakeRate::get().mul_floor(amount);
+		asset::release_holdback::<T>(&stream.payee, amount, burnt)?;
 		stream.withheld.saturating_reduce(amount);
 		stream.paid.saturating_accrue(amount);
 		Self::deposit_event(Event::Released {
 			stream: id,
-			to_payee: amount - to_treasury,
-			to_treasury,
+			to_payee: amount - burnt,
+			burnt,
 			withheld: stream.withheld,
 		});
 		Ok(amount)

@@ -76,14 +76,11 @@ pub mod pallet {
 		#[pallet::no_default]
 		type GracePeriod: Get<BlockNumberFor<Self>>;
 
-		/// The protocol's part of every payment.
+		/// The protocol's part of every payment, burnt: what makes reputation cost real money
+		/// to farm (a payment from a buyer to its own provider still loses it).
 		#[pallet::constant]
 		#[pallet::no_default]
 		type TakeRate: Get<Permill>;
-
-		/// Where the protocol's part goes.
-		#[pallet::no_default]
-		type Treasury: Get<Self::AccountId>;
 
 		/// Told when a stream is suspended, resumed or closed without its owner asking.
 		#[pallet::no_default]
@@ -167,8 +164,8 @@ pub mod pallet {
 			stream: StreamId,
 			/// Paid to the payee.
 			to_payee: BalanceOf<T>,
-			/// Paid to the treasury.
-			to_treasury: BalanceOf<T>,
+			/// The protocol's take, burnt.
+			burnt: BalanceOf<T>,
 			/// Withheld, on the payee, until its verdict.
 			withheld: BalanceOf<T>,
 			/// Escrow still held.
@@ -217,8 +214,8 @@ pub mod pallet {
 			stream: StreamId,
 			/// Paid to the payee.
 			to_payee: BalanceOf<T>,
-			/// Paid to the treasury.
-			to_treasury: BalanceOf<T>,
+			/// The protocol's take, burnt.
+			burnt: BalanceOf<T>,
 			/// Still withheld.
 			withheld: BalanceOf<T>,
 		},

@@ -165,7 +165,7 @@ fn settle_pays_rate_times_elapsed_blocks_to_the_payee() {
 		assert_eq!(escrow(BUYER), 930);
 		assert_eq!(
 			last_event(),
-			Event::Settled { stream: id, to_payee: 70, to_treasury: 0, withheld: 0, held: 930 }
+			Event::Settled { stream: id, to_payee: 70, burnt: 0, withheld: 0, held: 930 }
 		);
 		assert_eq!(Streams::owed(id), Some(0));
 		// Settling twice in a block pays nothing more.
@@ -351,23 +351,18 @@ fn top_up_refuses_bad_input() {
 }
 
 #[test]
-fn the_protocol_take_goes_to_the_treasury() {
+fn the_protocol_take_is_burnt() {
 	ExtBuilder::build_and_execute(|| {
 		TakeRate::set(Permill::from_percent(10));
 		let id = open(100, 10_000);
+		let issuance = Balances::total_issuance();
 		run_to_block(11);
 		assert_ok!(Streams::settle(RuntimeOrigin::signed(5), id));
 		assert_eq!(free(PROVIDER), ENDOWMENT + 900);
-		assert_eq!(free(TREASURY), 1 + 100);
+		assert_eq!(Balances::total_issuance(), issuance - 100);
 		assert_eq!(
 			last_event(),
-			Event::Settled {
-				stream: id,
-				to_payee: 900,
-				to_treasury: 100,
-				withheld: 0,
-				held: 9_000
-			}
+			Event::Settled { stream: id, to_payee: 900, burnt: 100, withheld: 0, held: 9_000 }
 		);
 		TakeRate::set(Permill::zero());
 	});
@@ -501,7 +496,7 @@ fn a_holdback_is_withheld_on_the_payee_and_released_when_due() {
 		let _reset = Reset;
 		let id = open_with_holdback(10, 1_000, 10);
 		let provider0 = free(PROVIDER);
-		let treasury0 = free(TREASURY);
+		let issuance = Balances::total_issuance();
 		// Ten blocks: 100 charged; 10 withheld on the payee, 90 paid (9 of it the take).
 		run_to_block(11);
 		assert_ok!(<Streams as PaymentStreams<_, _, _>>::mark(id, 20));
@@ -515,9 +510,9 @@ fn a_holdback_is_withheld_on_the_payee_and_released_when_due() {
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::release(id, Some(19)), Ok(0));
 		assert_eq!(<Streams as PaymentStreams<_, _, _>>::release(id, Some(20)), Ok(10));
 		assert_eq!(holdback_of(PROVIDER), 10);
-		// Released: the take (1) to the treasury, the rest (9) to the payee.
+		// Released: the take (1) burnt, the rest (9) to the payee.
 		assert_eq!(free(PROVIDER), provider0 + 81 + 81 + 9);
-		assert_eq!(free(TREASURY), treasury0 + 9 + 9 + 1);
+		assert_eq!(Balances::total_issuance(), issuance - (9 + 9 + 1));
 		// Closing leaves the holdback withheld: the stream cannot be pruned until it is settled.
 		assert_ok!(<Streams as PaymentStreams<_, _, _>>::close(id));
 		assert_noop!(

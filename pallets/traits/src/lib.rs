@@ -158,13 +158,14 @@ impl<AccountId> StandingBids<AccountId> for () {
 
 /// Where the outcome of every lease is recorded, to build the provider's reputation.
 pub trait ReputationRecorder<AccountId> {
-	/// Records one outcome for `who`, counting `weight` of a full one: a served lease counts by
-	/// what it delivered (time run and money paid), a fault counts in full.
-	fn record(who: &AccountId, outcome: Outcome, weight: Permill);
+	/// Records one outcome for `who` of a lease `buyer` paid for, counting `weight` of a full
+	/// one: a served lease counts by what it delivered (time run and money paid), and no more
+	/// than what is left of the buyer's credit; a fault counts in full.
+	fn record(who: &AccountId, buyer: &AccountId, outcome: Outcome, weight: Permill);
 }
 
 impl<AccountId> ReputationRecorder<AccountId> for () {
-	fn record(_: &AccountId, _: Outcome, _: Permill) {}
+	fn record(_: &AccountId, _: &AccountId, _: Outcome, _: Permill) {}
 }
 
 /// A provider's bond as collateral: part of it can be locked against a lease.

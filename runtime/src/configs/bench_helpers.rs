@@ -44,14 +44,16 @@ fn provider(index: u32, gpus: u32, key: WorkerKey) -> (AccountId, Vec<DeviceId>)
 				interface: GpuInterface::Sxm,
 				uuid_hash: *device,
 			})
-			.collect(),
+			.collect::<Vec<_>>()
+			.try_into()
+			.expect("no more GPUs than a call carries"),
 		cpu_cores: 64,
 		ram_mib: 1 << 20,
 		disk_gib: 8_000,
 	};
 	let info = ProviderInfo {
-		name: b"bench".to_vec(),
-		endpoint: b"https://bench.example".to_vec(),
+		name: b"bench".to_vec().try_into().expect("a short name"),
+		endpoint: b"https://bench.example".to_vec().try_into().expect("a short endpoint"),
 		region: *b"DE",
 	};
 	let payload = stint_primitives::worker_proof_payload(

@@ -2,13 +2,16 @@
 
 use polkadot_sdk::*;
 
-use frame_support::{parameter_types, traits::ConstU32, PalletId};
-use sp_runtime::{traits::AccountIdConversion, Permill};
+use frame_support::{
+	parameter_types,
+	traits::{ConstU128, ConstU32},
+};
+use sp_runtime::Permill;
 
-use super::dynamic_params;
+use super::{dynamic_params, Clamped};
 use crate::{
-	AccountId, Balance, Balances, BlockNumber, Bonds, Leases, Market, Providers, Runtime,
-	RuntimeHoldReason, Streams, DAYS, HOURS, MICRO_STINT, MILLI_STINT, MINUTES, STINT,
+	Balance, Balances, BlockNumber, Bonds, Leases, Market, Providers, Runtime, RuntimeHoldReason,
+	Streams, DAYS, HOURS, MICRO_STINT, MILLI_STINT, MINUTES, STINT,
 };
 
 parameter_types! {
@@ -21,7 +24,16 @@ parameter_types! {
 	/// GPU, a free slot; runtime test `a_bait_order_pays_every_bidder_it_froze`), so a bait
 	/// order costs its buyer that per bid, and bidding to collect it earns nothing.
 	pub const BidCompensation: Balance = 30 * MILLI_STINT;
+	/// What a provider's worker keys may commit of its funds in bids (deposits and collateral)
+	/// in an hour, per GPU it registered: about 90 one-GPU bids an hour per GPU. A stolen key
+	/// burns at most 1/11 of it an hour in late retractions (runtime test
+	/// `a_stolen_worker_key_burns_no_more_than_its_cap_an_era`).
+	pub const WorkerCommitPerGpu: Balance = 1_000 * STINT;
+	pub const WorkerEra: BlockNumber = HOURS;
 	pub const MinOrderDeposit: Balance = 10 * STINT;
+	/// The least any deadline or window root sets may be (30 s): time for a worker to see a
+	/// block and answer, and for a buyer to top up or object.
+	pub const MinWindow: BlockNumber = 5;
 	/// Two blocks: enough for a provider's worker to see the order and bid.
 	pub const MinBidWindow: BlockNumber = 2;
 	pub const MaxBidWindow: BlockNumber = DAYS;
@@ -52,11 +64,17 @@ parameter_types! {
 	pub const FullCreditBlocks: BlockNumber = HOURS;
 	pub const FullCreditPayment: Balance = STINT;
 
-	/// No protocol take yet; governance may set one.
-	pub const TakeRate: Permill = Permill::zero();
-	pub const TreasuryPalletId: PalletId = PalletId(*b"stint/tr");
-	pub TreasuryAccount: AccountId = TreasuryPalletId::get().into_account_truncating();
+	/// The protocol's take on every payment, burnt: 2 %. A buyer paying its own provider
+	/// (one party on both sides, farming reputation) loses it like anyone else: a full unit of
+	/// reputation (`FullCreditPayment`, 1 STINT paid over an hour) costs 0.02 STINT burnt, and
+	/// going from 50 % to 95 % (21 hour-long leases of 1.2 STINT, from 11 buyers: one buyer
+	/// counts for two) 0.50 STINT, besides 5.9 STINT of fees (runtime test
+	/// `farming_reputation_costs_the_take_and_one_buyer_cannot_carry_a_score`).
+	pub const TakeRate: Permill = Permill::from_percent(2);
 }
+
+// A result's verdict is always in before its order may be pruned.
+const _: () = assert!(MaxVerdictWindow::get() <= Retention::get());
 
 impl pallet_market::Config for Runtime {
 	type Currency = Balances;
@@ -67,6 +85,8 @@ impl pallet_market::Config for Runtime {
 	type CollateralPerGpu = CollateralPerGpu;
 	type BidDeposit = BidDeposit;
 	type BidCompensation = BidCompensation;
+	type WorkerCommitPerGpu = WorkerCommitPerGpu;
+	type WorkerEra = WorkerEra;
 	type MinOrderDeposit = MinOrderDeposit;
 	type MinBidWindow = MinBidWindow;
 	type MaxBidWindow = MaxBidWindow;
@@ -105,19 +125,29 @@ impl pallet_leases::Config for Runtime {
 	type Slashing = Bonds;
 	type Streams = Streams;
 	type Reputation = Providers;
-	type AckDeadline = dynamic_params::leases::AckDeadline;
-	type ResultGrace = dynamic_params::leases::ResultGrace;
-	type CheckpointInterval = dynamic_params::leases::CheckpointInterval;
+	/// Between 5 blocks and a day: a worker needs a few blocks to see a lease and answer.
+	type AckDeadline = Clamped<dynamic_params::leases::AckDeadline, MinWindow, ConstU32<DAYS>>;
+	type ResultGrace = Clamped<dynamic_params::leases::ResultGrace, MinWindow, ConstU32<DAYS>>;
+	type CheckpointInterval =
+		Clamped<dynamic_params::leases::CheckpointInterval, MinWindow, ConstU32<DAYS>>;
 	type MaxGpusPerLease = ConstU32<16>;
 	type FullCreditBlocks = FullCreditBlocks;
 	type FullCreditPayment = FullCreditPayment;
-	type VerdictWindow = dynamic_params::leases::VerdictWindow;
+	/// At most `MaxVerdictWindow`, which is `Retention`: a result's verdict is always in before
+	/// its order may be pruned.
+	type VerdictWindow =
+		Clamped<dynamic_params::leases::VerdictWindow, MinWindow, MaxVerdictWindow>;
 	type MaxVerdictWindow = MaxVerdictWindow;
 	type EarlyExitBlocks = EarlyExitBlocks;
 	type Orders = Market;
-	type DisputeBond = dynamic_params::leases::DisputeBond;
+	/// At least 0.1 STINT: a dispute is never free.
+	type DisputeBond = Clamped<
+		dynamic_params::leases::DisputeBond,
+		ConstU128<{ 100 * MILLI_STINT }>,
+		ConstU128<{ 10_000 * STINT }>,
+	>;
 	type DrawDelay = DrawDelay;
-	type RevealWindow = dynamic_params::leases::RevealWindow;
+	type RevealWindow = Clamped<dynamic_params::leases::RevealWindow, MinWindow, ConstU32<DAYS>>;
 	/// A draw looks at up to 16 providers; two draws a block: with the market's and the
 	/// streams' hooks, under 5 % of a block at their worst.
 	type MaxDrawScan = ConstU32<16>;
@@ -130,9 +160,10 @@ impl pallet_leases::Config for Runtime {
 impl pallet_streams::Config for Runtime {
 	type Currency = Balances;
 	type RuntimeHoldReason = RuntimeHoldReason;
-	type GracePeriod = dynamic_params::streams::GracePeriod;
+	/// At least 5 blocks: a depleted stream is never closed before its buyer can top it up,
+	/// and never woken again and again for dust.
+	type GracePeriod = Clamped<dynamic_params::streams::GracePeriod, MinWindow, ConstU32<DAYS>>;
 	type TakeRate = TakeRate;
-	type Treasury = TreasuryAccount;
 	type Observer = Leases;
 	type MaxDepositors = ConstU32<8>;
 	/// Seven streams a block run dry or end their grace: each may end its lease (about 0.2 %

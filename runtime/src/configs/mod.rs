@@ -8,7 +8,7 @@ mod market;
 mod parameters;
 mod providers;
 
-pub use parameters::{dynamic_params, RuntimeParameters, RuntimeParametersKey};
+pub use parameters::{dynamic_params, Clamped, RuntimeParameters, RuntimeParametersKey};
 
 use polkadot_sdk::*;
 

@@ -2,12 +2,17 @@
 //! leases and streams, and the window in which a buyer may object to a result. Each lease,
 //! stream and pending verdict keeps the values it was created with, so a change applies to those
 //! created after it. The defaults are the values the chain launched with.
+//!
+//! Each is read through [`Clamped`]: a value root sets outside its bounds is taken as the
+//! nearer bound, so no setting can break the market (a zero grace period reopening dust
+//! top-ups, a verdict window outlasting `Retention` and blocking reaping, an acknowledgement
+//! deadline no worker can meet). The bounds are beside each parameter's use in `market.rs`.
 
 use polkadot_sdk::*;
 
 use frame_support::{
 	dynamic_params::{dynamic_pallet_params, dynamic_params},
-	traits::AsEnsureOriginWithArg,
+	traits::{AsEnsureOriginWithArg, Get},
 };
 use frame_system::EnsureRoot;
 
@@ -58,6 +63,15 @@ pub mod dynamic_params {
 		/// Blocks a depleted stream waits for a top-up before it closes.
 		#[codec(index = 0)]
 		pub static GracePeriod: BlockNumber = 10 * MINUTES;
+	}
+}
+
+/// `G`'s value, held between `Min` and `Max`.
+pub struct Clamped<G, Min, Max>(core::marker::PhantomData<(G, Min, Max)>);
+
+impl<V: Ord, G: Get<V>, Min: Get<V>, Max: Get<V>> Get<V> for Clamped<G, Min, Max> {
+	fn get() -> V {
+		G::get().clamp(Min::get(), Max::get())
 	}
 }
 

@@ -39,6 +39,10 @@ impl pallet_providers::Config for Runtime {
 	type MaxWorkers = ConstU32<8>;
 	type WorkerAccount = WorkerAccount;
 	type ReputationDecay = ReputationDecay;
+	/// One buyer's leases count for at most two full outcomes (two hours and 2 STINT served)
+	/// toward a provider's score, among its 16 latest buyers: 95 % takes at least nine buyers.
+	type CreditPerBuyer = ConstU32<2>;
+	type MaxCreditors = ConstU32<16>;
 	/// Pausing, leaving or changing hardware withdraws the provider's standing bids.
 	type Bids = crate::Market;
 	/// Results waiting for their buyers' verdicts keep a provider from leaving.

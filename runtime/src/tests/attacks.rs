@@ -3,7 +3,7 @@
 //! After every step all pallets' `try_state` holds and money is conserved (`Books`).
 
 use super::lifecycle::{
-	accept, alice, bid, bob, eve, ferdie, free, gpu, lease_of, locked, order, run_to, status,
+	accept, alice, bid, bob, eve, ferdie, free, gpu, lease_of, locked, net, order, run_to, status,
 	storage, submit, terms, AccountId, Books, COLLATERAL,
 };
 use crate::{
@@ -16,6 +16,7 @@ use frame_support::{
 };
 use pallet_leases::{LeaseStatus, TerminationReason};
 use pallet_providers::{HardwareSpec, ProviderInfo};
+use polkadot_sdk::sp_runtime::bounded_vec;
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
@@ -54,7 +55,7 @@ fn register_only(who: &Keyring, worker: &Keyring) -> stint_primitives::DeviceId 
 /// One H100 whose UUID hash is `device`.
 fn h100(device: stint_primitives::DeviceId) -> HardwareSpec {
 	HardwareSpec {
-		gpus: vec![super::h100_device(device)],
+		gpus: bounded_vec![super::h100_device(device)],
 		cpu_cores: 8,
 		ram_mib: 65_536,
 		disk_gib: 100,
@@ -68,8 +69,11 @@ pub(super) fn register_as(
 ) -> stint_primitives::DeviceId {
 	use codec::Encode;
 	let device = stint_primitives::device_id(&format!("GPU-sybil-{account}"));
-	let info =
-		ProviderInfo { name: b"sybil".to_vec(), endpoint: b"http://x".to_vec(), region: *b"DE" };
+	let info = ProviderInfo {
+		name: b"sybil".to_vec().try_into().unwrap(),
+		endpoint: b"http://x".to_vec().try_into().unwrap(),
+		region: *b"DE",
+	};
 	let consent = worker.sign(&stint_primitives::worker_proof_payload(
 		&Providers::genesis_hash(),
 		&account.encode(),
@@ -126,7 +130,7 @@ fn re_bidding_at_the_ceiling_under_the_buyers_accept_is_refused() {
 				id,
 				eve(),
 				STINT / 2,
-				vec![gpu("eve", 0)]
+				bounded_vec![gpu("eve", 0)]
 			)),
 			market_error(pallet_market::Error::BidChanged)
 		);
@@ -161,9 +165,9 @@ fn top_ups_never_make_a_fixed_lease_cost_more_than_price_times_duration() {
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		assert_eq!(free(&alice()), alice0 - 10 * STINT - storage(id));
 		// A tenth waits for Alice's verdict.
-		assert_eq!(free(&eve()), eve0 + 9 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(9 * STINT));
 		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), lease));
-		assert_eq!(free(&eve()), eve0 + 10 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(10 * STINT));
 		assert_eq!(free(&bob()), bob0);
 		books.check(0);
 	});
@@ -387,7 +391,7 @@ fn a_provider_cannot_stand_more_bids_than_it_can_withdraw_at_once() {
 				RuntimeOrigin::signed(eve()),
 				orders[most as usize],
 				STINT,
-				vec![gpu("eve", 0)]
+				bounded_vec![gpu("eve", 0)]
 			)),
 			market_error(pallet_market::Error::TooManyStandingBids)
 		);
@@ -444,7 +448,7 @@ fn filling_every_bid_slot_and_leaving_at_the_close_costs_the_sybils_their_deposi
 				RuntimeOrigin::signed(ferdie()),
 				id,
 				STINT / 2,
-				vec![gpu("ferdie", 0)]
+				bounded_vec![gpu("ferdie", 0)]
 			)),
 			market_error(pallet_market::Error::TooManyBids)
 		);

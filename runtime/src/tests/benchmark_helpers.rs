@@ -49,7 +49,12 @@ fn the_market_helper_makes_providers_that_bid_with_every_gpu_and_leases_that_end
 		};
 		terms.max_price_per_block = STINT;
 		let id = order(&alice(), terms, 100 * STINT);
-		assert_ok!(Market::place_bid(RuntimeOrigin::signed(provider.clone()), id, STINT, devices));
+		assert_ok!(Market::place_bid(
+			RuntimeOrigin::signed(provider.clone()),
+			id,
+			STINT,
+			devices.try_into().unwrap()
+		));
 		assert_ok!(accept(&alice(), id, &provider));
 		let lease = lease_of(id);
 		<BenchmarkHelpers as MarketHelper<_>>::end_lease(lease);

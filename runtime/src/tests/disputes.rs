@@ -5,7 +5,7 @@
 
 use super::attacks::register;
 use super::lifecycle::{
-	alice, bid, bob, eve, ferdie, free, gpu, lease_of, locked, order, result, run_to, status,
+	alice, bid, bob, eve, ferdie, free, gpu, lease_of, locked, net, order, result, run_to, status,
 	submit, terms, AccountId, Books, COLLATERAL,
 };
 use crate::{
@@ -125,8 +125,8 @@ fn a_dispute_the_provider_wins_pays_it_the_bonds_remainder() {
 		deliver(check, [1; 32]);
 
 		// Ferdie was paid 40 blocks (4 STINT); Eve the other 6 of the bond and her holdback.
-		assert_eq!(free(&ferdie()), ferdie0 + 4 * STINT);
-		assert_eq!(free(&eve()), eve0 + 6 * STINT + STINT / 2);
+		assert_eq!(free(&ferdie()), ferdie0 + net(4 * STINT));
+		assert_eq!(free(&eve()), eve0 + 6 * STINT + net(STINT / 2));
 		assert_eq!(free(&alice()), alice0 - 10 * STINT);
 		assert_eq!((locked(&eve()), locked(&ferdie())), (0, 0));
 		assert_eq!(dispute(lease).status, DisputeStatus::Upheld);
@@ -160,7 +160,7 @@ fn a_dispute_the_provider_loses_refunds_the_buyer_and_slashes_it() {
 		// Ferdie's 4 STINT restituted from Eve's bond) and half of Eve's collateral.
 		let share = <Runtime as pallet_bonds::Config>::BuyerShare::get() * COLLATERAL;
 		assert_eq!(free(&alice()), alice0 + 5 * STINT + share);
-		assert_eq!(free(&ferdie()), ferdie0 + 4 * STINT);
+		assert_eq!(free(&ferdie()), ferdie0 + net(4 * STINT));
 		// Eve kept the 4.5 STINT paid out, but her bond gave it back, with Ferdie's pay and
 		// her collateral: 18.5 STINT for a result that earned 5.
 		assert_eq!(free(&eve()), eve0);
@@ -234,7 +234,7 @@ fn a_dispute_nobody_can_verify_is_void_and_refunded() {
 		assert_eq!(dispute(lease).status, DisputeStatus::Void);
 		assert!(dispute(lease).verifiers.is_empty());
 		assert_eq!(free(&alice()), alice0);
-		assert_eq!(free(&eve()), eve0 + STINT / 2, "the result stands: the holdback is paid");
+		assert_eq!(free(&eve()), eve0 + net(STINT / 2), "the result stands: the holdback is paid");
 		assert_eq!(locked(&eve()), 0);
 		let record = pallet_leases::BuyerRecords::<Runtime>::get(alice());
 		assert_eq!((record.disputes, record.disputes_lost), (1, 0));

@@ -21,6 +21,7 @@ use frame_support::{
 };
 use pallet_market::{Event as MarketEvent, OrderStatus};
 use pallet_providers::ProviderInfo;
+use polkadot_sdk::sp_runtime::bounded_vec;
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
@@ -80,7 +81,7 @@ fn bid_fee() -> crate::Balance {
 	let call = RuntimeCall::Market(pallet_market::Call::place_bid {
 		order: 0,
 		price_per_block: STINT,
-		devices: vec![gpu("eve", 0)],
+		devices: bounded_vec![gpu("eve", 0)],
 	});
 	let len = call.encoded_size() as u32 + 110;
 	let mut info = call.get_dispatch_info();
@@ -106,16 +107,18 @@ fn a_jam_of_dead_sybil_bids_is_dropped_by_the_next_bidder_and_pays_the_buyer() {
 		for (who, _, device) in &sybils {
 			bid(who, id, 1, *device);
 			let info = ProviderInfo {
-				name: b"sybil".to_vec(),
-				endpoint: b"http://x".to_vec(),
+				name: b"sybil".to_vec().try_into().unwrap(),
+				endpoint: b"http://x".to_vec().try_into().unwrap(),
 				region: *b"US",
 			};
 			assert_ok!(Providers::update_info(origin(who), info));
 		}
 		// Before: nobody could bid (no price beats 1 unit), and at the close every deposit came
 		// back. Now a dead bid is anyone's to drop, whatever its price, at its sybil's cost.
-		let eve_bids =
-			|| Market::place_bid(origin(&eve()), id, STINT / 2, vec![gpu("eve", 0)]).map(|_| ());
+		let eve_bids = || {
+			Market::place_bid(origin(&eve()), id, STINT / 2, bounded_vec![gpu("eve", 0)])
+				.map(|_| ())
+		};
 		assert_noop!(refused(eve_bids()), market_error(pallet_market::Error::TooManyBids));
 		assert_noop!(
 			refused(Market::drop_dead_bid(origin(&ferdie()), id, eve())),
@@ -260,7 +263,7 @@ fn a_rejected_bid_is_paid_for_and_cannot_come_back() {
 		assert_eq!(free(&eve()), eve0 + compensation());
 		// Eve may not bid on it again, and her worker is not offered it.
 		assert_noop!(
-			refused(Market::place_bid(origin(&eve()), id, STINT / 4, vec![gpu("eve", 0)])),
+			refused(Market::place_bid(origin(&eve()), id, STINT / 4, bounded_vec![gpu("eve", 0)])),
 			market_error(pallet_market::Error::BidRejected)
 		);
 		assert!(Market::servable_orders(&eve_worker(), None, 10).0.iter().all(|(o, _)| *o != id));
@@ -287,7 +290,12 @@ fn a_stolen_worker_key_cannot_pay_its_holders_orders_with_its_providers_deposits
 		let ids: Vec<u64> =
 			(0..4).map(|_| order(&dave, terms(Some(10), false, 0), 10 * STINT)).collect();
 		for id in &ids {
-			assert_ok!(Market::place_bid(origin(&eve_worker()), *id, STINT, vec![gpu("eve", 0)]));
+			assert_ok!(Market::place_bid(
+				origin(&eve_worker()),
+				*id,
+				STINT,
+				bounded_vec![gpu("eve", 0)]
+			));
 		}
 		run_to(2);
 		for id in &ids {
@@ -315,20 +323,92 @@ fn a_stolen_worker_key_cannot_pay_its_holders_orders_with_its_providers_deposits
 }
 
 #[test]
+fn a_stolen_worker_key_burns_no_more_than_its_cap_an_era() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		// Mallory holds Eve's worker key: she bids and retracts late on one order, over and
+		// over, in its last block of bidding. Each late retraction burns Eve's deposit.
+		let dave = Keyring::Dave.to_account_id();
+		let books = Books::open();
+		let eve0 = free(&eve());
+		let per_bid = <Runtime as pallet_market::Config>::CollateralPerGpu::get() + deposit();
+		let gpus = <Providers as stint_traits::ProviderRegistry<AccountId>>::devices(&eve()).len();
+		let cap = <Runtime as pallet_market::Config>::WorkerCommitPerGpu::get() * gpus as u128;
+		let id = order(&dave, terms(Some(10), false, 0), 10 * STINT);
+		run_to(2);
+		let mut burnt = 0;
+		loop {
+			let placed =
+				Market::place_bid(origin(&eve_worker()), id, STINT, bounded_vec![gpu("eve", 0)]);
+			if let Err(refusal) = placed {
+				assert_eq!(
+					refusal.error,
+					market_error(pallet_market::Error::WorkerCommitCapReached)
+				);
+				break;
+			}
+			assert_ok!(Market::retract_bid(origin(&eve_worker()), id));
+			burnt += deposit();
+		}
+		// Before: nothing stopped the loop but Eve's free balance and the block's weight. Now
+		// the key stops at its cap: `cap / (collateral + deposit)` bids an era.
+		assert_eq!(burnt, deposit() * (cap / per_bid));
+		assert_eq!(free(&eve()), eve0 - burnt);
+		let cycle = {
+			use pallet_market::WeightInfo as _;
+			type W = <Runtime as pallet_market::Config>::WeightInfo;
+			W::place_bid(1, 0).saturating_add(W::retract_bid()).ref_time()
+		};
+		let normal = crate::configs::RuntimeBlockWeights::get()
+			.get(frame_support::dispatch::DispatchClass::Normal)
+			.max_total
+			.unwrap_or_default()
+			.ref_time();
+		println!(
+			"stolen key: before, up to {} STINT burnt a block ({} bid-and-retract cycles fit); \
+			 now {} GPUs, cap {} STINT an era, {} bids, {} STINT burnt at most an era",
+			normal / cycle,
+			normal / cycle,
+			gpus,
+			cap / STINT,
+			cap / per_bid,
+			burnt / STINT
+		);
+		books.check(burnt);
+		// Eve herself may still bid, and her worker again next era.
+		bid(&eve(), id, STINT, gpu("eve", 0));
+		let era = <Runtime as pallet_market::Config>::WorkerEra::get();
+		run_to(era);
+		let next = order(&dave, terms(Some(10), false, 0), 10 * STINT);
+		assert_ok!(Market::place_bid(
+			origin(&eve_worker()),
+			next,
+			STINT,
+			bounded_vec![gpu("eve", 0)]
+		));
+		books.check(burnt);
+	});
+}
+
+#[test]
 fn a_provider_cannot_bid_on_its_worker_keys_orders_nor_the_key_on_its_providers() {
 	build(DEV_RUNTIME_PRESET).execute_with(|| {
 		let books = Books::open();
 		// Eve's worker key's account buys: Eve cannot sell to it (reputation for nothing).
 		let id = order(&eve_worker(), terms(Some(10), false, 0), 10 * STINT);
 		assert_noop!(
-			refused(Market::place_bid(origin(&eve()), id, STINT, vec![gpu("eve", 0)])),
+			refused(Market::place_bid(origin(&eve()), id, STINT, bounded_vec![gpu("eve", 0)])),
 			market_error(pallet_market::Error::BuyerCannotBid)
 		);
 		assert!(Market::servable_orders(&eve(), None, 10).0.iter().all(|(o, _)| *o != id));
 		// Eve buys: her worker key cannot bid on her order for her.
 		let id = order(&eve(), terms(Some(10), false, 0), 10 * STINT);
 		assert_noop!(
-			refused(Market::place_bid(origin(&eve_worker()), id, STINT, vec![gpu("eve", 0)])),
+			refused(Market::place_bid(
+				origin(&eve_worker()),
+				id,
+				STINT,
+				bounded_vec![gpu("eve", 0)]
+			)),
 			market_error(pallet_market::Error::BuyerCannotBid)
 		);
 		// Strangers still can.
@@ -350,7 +430,8 @@ fn a_worker_keys_consent_binds_once_and_on_this_chain_only() {
 		let consent = |genesis: [u8; 32], nonce: u32| {
 			worker.sign(&stint_primitives::worker_proof_payload(&genesis, &account.encode(), nonce))
 		};
-		let bind = |proof| Providers::bind_worker(origin(&account), key, vec![device], proof);
+		let bind =
+			|proof| Providers::bind_worker(origin(&account), key, bounded_vec![device], proof);
 		let bad_proof = || pallet_providers::Error::<Runtime>::BadWorkerKeyProof;
 		// Unbound, the key cannot be bound again with the consent its provider kept (v1 let
 		// it, for as long as the provider held the signature), nor with one for another chain.
@@ -563,7 +644,7 @@ fn a_refused_call_costs_about_what_its_checks_read() {
 				RuntimeCall::Market(M::place_bid {
 					order: id,
 					price_per_block: STINT,
-					devices: vec![gpu("ferdie", 0)],
+					devices: bounded_vec![gpu("ferdie", 0)],
 				}),
 				ferdie(),
 			),
@@ -585,5 +666,149 @@ fn a_refused_call_costs_about_what_its_checks_read() {
 			assert!(fee <= 2 * transfer, "{name}: {fee} against a transfer's {transfer}");
 		}
 		books.check(0);
+	});
+}
+
+/// The fee `call` costs its sender at its declared weight (an upper bound; 110 bytes of
+/// signature and extensions).
+fn fee_of(call: RuntimeCall) -> crate::Balance {
+	use codec::Encode;
+	let len = call.encoded_size() as u32 + 110;
+	TransactionPayment::compute_fee(len, &call.get_dispatch_info(), 0)
+}
+
+/// `buyer` pays `provider` (whose worker key is `worker`) for an hour-long lease of 1.2 STINT
+/// on `device`, which runs to its end and is accepted: a full good outcome before the take.
+/// Returns the fees its calls cost, both sides together.
+fn self_dealt_lease(
+	buyer: &AccountId,
+	provider: &AccountId,
+	worker: &sp_core::sr25519::Pair,
+	device: DeviceId,
+) -> crate::Balance {
+	use stint_primitives::{Report, ReportKind};
+	let hour = crate::HOURS;
+	let price = STINT / 500;
+	let mut fees = 0;
+	let mut t = terms(Some(hour), true, 0);
+	t.max_price_per_block = price;
+	let id = order(buyer, t, 10 * STINT);
+	let create = pallet_market::Orders::<Runtime>::get(id).unwrap();
+	fees += fee_of(RuntimeCall::Market(pallet_market::Call::create_order {
+		spec: create.spec,
+		terms: create.terms,
+		deposit: 10 * STINT,
+	}));
+	bid(provider, id, price, device);
+	fees += bid_fee();
+	run_to(System::block_number() + 2);
+	let lease = lease_of(id);
+	assert_ok!(pallet_leases::Pallet::<Runtime>::ack_lease(origin(provider), lease));
+	fees += fee_of(RuntimeCall::Leases(pallet_leases::Call::ack_lease { lease }));
+	run_to(System::block_number() + hour);
+	let c = super::lifecycle::result(0);
+	let report = Report::new(crate::Leases::genesis_hash(), lease, ReportKind::Final, c);
+	let signature = worker.sign(&report.signing_bytes());
+	let call = pallet_leases::Call::submit_result { lease, commitment: c, signature };
+	fees += fee_of(RuntimeCall::Leases(call.clone()));
+	assert_ok!(frame_support::traits::UnfilteredDispatchable::dispatch_bypass_filter(
+		call,
+		origin(provider)
+	));
+	assert_ok!(crate::Leases::accept_result(origin(buyer), lease));
+	fees += fee_of(RuntimeCall::Leases(pallet_leases::Call::accept_result { lease }));
+	fees
+}
+
+type System = frame_system::Pallet<Runtime>;
+
+#[test]
+fn farming_reputation_costs_the_take_and_one_buyer_cannot_carry_a_score() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		// Mallory runs a sybil provider and pays it from her own buyer accounts.
+		let (provider, worker, device) = sybil(1);
+		let buyers: Vec<AccountId> = (0..16u8).map(|i| AccountId::from([0xB0 ^ i; 32])).collect();
+		for buyer in &buyers {
+			Balances::set_balance(buyer, 100 * STINT);
+		}
+		let books = Books::open();
+		let mallory = || free(&provider) + buyers.iter().map(free).sum::<crate::Balance>();
+		let score = || {
+			<Providers as stint_traits::ProviderRegistry<AccountId>>::reputation(&provider).unwrap()
+		};
+		let start = mallory();
+		let first = pallet_market::NextOrderId::<Runtime>::get();
+		// One buyer: ten full leases. Before, each counted in full: 11/12, 91.7 %.
+		for _ in 0..10 {
+			self_dealt_lease(&buyers[0], &provider, &worker, device);
+		}
+		let one_buyer = score();
+		assert!(one_buyer < sp_runtime::Permill::from_percent(76), "{one_buyer:?}");
+		let burnt_one = start - mallory();
+		// Each lease paid 1.2 STINT; 2 % of it was burnt (the storage deposits come back at
+		// reaping: the difference here is the take alone).
+		let storage_held: crate::Balance = (first..first + 10).map(storage).sum();
+		assert_eq!(burnt_one - storage_held, 10 * (2 * 1_200 * STINT / 1_000 / 100));
+		books.check(0);
+		// Sybil buyers, two leases each, until 95 %.
+		let (mut leases, mut fees) = (0u32, 0);
+		let before = mallory();
+		'farm: for buyer in &buyers[1..] {
+			for _ in 0..2 {
+				fees += self_dealt_lease(buyer, &provider, &worker, device);
+				leases += 1;
+				if score() >= sp_runtime::Permill::from_percent(95) {
+					break 'farm;
+				}
+			}
+		}
+		assert!(score() >= sp_runtime::Permill::from_percent(95), "{:?}", score());
+		let next = pallet_market::NextOrderId::<Runtime>::get();
+		let held: crate::Balance = (next - u64::from(leases)..next).map(storage).sum();
+		let take = before - mallory() - held;
+		println!(
+			"farming: one buyer's ten leases reach {one_buyer:?}; 95 % took {leases} leases from \
+			 {} buyers: {} mSTINT burnt in takes, {} mSTINT in fees",
+			leases.div_ceil(2),
+			take / MILLI_STINT,
+			fees / MILLI_STINT,
+		);
+		assert_eq!(take, u128::from(leases) * 24 * MILLI_STINT);
+		books.check(0);
+	});
+}
+
+#[test]
+fn no_parameter_root_sets_can_break_the_market() {
+	use crate::configs::{dynamic_params::leases, dynamic_params::streams, RuntimeParameters};
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		let set = |value: RuntimeParameters| {
+			assert_ok!(pallet_parameters::Pallet::<Runtime>::set_parameter(
+				RuntimeOrigin::root(),
+				value
+			));
+		};
+		set(RuntimeParameters::Streams(streams::Parameters::GracePeriod(
+			streams::GracePeriod,
+			Some(0),
+		)));
+		set(RuntimeParameters::Leases(leases::Parameters::AckDeadline(
+			leases::AckDeadline,
+			Some(1),
+		)));
+		set(RuntimeParameters::Leases(leases::Parameters::VerdictWindow(
+			leases::VerdictWindow,
+			Some(30 * crate::DAYS),
+		)));
+		set(RuntimeParameters::Leases(leases::Parameters::DisputeBond(
+			leases::DisputeBond,
+			Some(0),
+		)));
+		// Each is taken as its nearest bound.
+		assert_eq!(<Runtime as pallet_streams::Config>::GracePeriod::get(), 5);
+		assert_eq!(<Runtime as pallet_leases::Config>::AckDeadline::get(), 5);
+		let retention = <Runtime as pallet_market::Config>::Retention::get();
+		assert_eq!(<Runtime as pallet_leases::Config>::VerdictWindow::get(), retention);
+		assert_eq!(<Runtime as pallet_leases::Config>::DisputeBond::get(), 100 * MILLI_STINT);
 	});
 }

@@ -14,6 +14,7 @@ use frame_support::{
 };
 use pallet_leases::{LeaseStatus, TerminationReason};
 use pallet_market::{OrderStatus, OrderTerms, TermsOf};
+use polkadot_sdk::sp_runtime::bounded_vec;
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
@@ -124,12 +125,27 @@ impl Books {
 			let in_leases = in_leases + in_verdicts;
 			assert_eq!(ledger.locked, in_bids + in_leases, "locked collateral of {provider}");
 		}
-		assert_eq!(Balances::total_issuance(), self.issuance - burnt, "issuance");
+		// The protocol's take on every payment is burnt too.
+		let takes: Balance = frame_system::Pallet::<Runtime>::events()
+			.into_iter()
+			.map(|record| match record.event {
+				crate::RuntimeEvent::Streams(pallet_streams::Event::Settled { burnt, .. })
+				| crate::RuntimeEvent::Streams(pallet_streams::Event::Released { burnt, .. }) => burnt,
+				_ => 0,
+			})
+			.sum();
+		assert_eq!(Balances::total_issuance(), self.issuance - burnt - takes, "issuance");
 		let everywhere: Balance = frame_system::Account::<Runtime>::iter()
 			.map(|(_, info)| info.data.free + info.data.reserved)
 			.sum();
 		assert_eq!(everywhere, Balances::total_issuance(), "every unit is in some account");
 	}
+}
+
+/// What a provider receives of a payment of `amount`: the protocol's take is burnt.
+pub(super) fn net(amount: Balance) -> Balance {
+	let take = <Runtime as pallet_streams::Config>::TakeRate::get();
+	amount - take.mul_floor(amount)
 }
 
 pub(super) fn run_to(n: u32) {
@@ -162,7 +178,7 @@ pub(super) fn bid(provider: &AccountId, order: u64, price: Balance, device: Devi
 		RuntimeOrigin::signed(provider.clone()),
 		order,
 		price,
-		vec![device]
+		bounded_vec![device]
 	));
 }
 
@@ -178,7 +194,7 @@ pub(super) fn accept(
 		order,
 		provider.clone(),
 		bid.price_per_block,
-		bid.devices.to_vec(),
+		bid.devices,
 	)
 }
 
@@ -273,12 +289,12 @@ fn order_bids_auto_accept_ack_stream_result() {
 		// (a tenth), which waits with her collateral for Alice's verdict.
 		submit(lease, 0);
 		assert_eq!(status(lease), LeaseStatus::Completed);
-		assert_eq!(free(&eve()), eve0 + 25 * STINT - 25 * STINT / 10);
+		assert_eq!(free(&eve()), eve0 + net(25 * STINT - 25 * STINT / 10));
 		assert_eq!(free(&alice()), alice0 - 25 * STINT - storage(id));
 		assert_eq!(locked(&eve()), COLLATERAL);
 		books.check(0);
 		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), lease));
-		assert_eq!(free(&eve()), eve0 + 25 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(25 * STINT));
 		assert_eq!(locked(&eve()), 0);
 		assert!(Leases::leases_of(&eve()).is_empty());
 		assert_eq!(
@@ -327,7 +343,7 @@ fn manual_accept_then_the_buyer_closes_early() {
 		);
 		assert_eq!(
 			(free(&alice()), free(&ferdie())),
-			(alice0 - 10 * STINT - storage(id), ferdie0 + 10 * STINT)
+			(alice0 - 10 * STINT - storage(id), ferdie0 + net(10 * STINT))
 		);
 		books.check(0);
 	});
@@ -364,7 +380,7 @@ fn depletion_grace_top_up_resume_then_termination_for_funds() {
 			status(lease),
 			LeaseStatus::Terminated { reason: TerminationReason::InsufficientFunds }
 		);
-		assert_eq!(free(&eve()), eve0 + (10 + grace as u128) * STINT);
+		assert_eq!(free(&eve()), eve0 + net((10 + grace as u128) * STINT));
 		assert_eq!(locked(&eve()), 0);
 		books.check(0);
 	});

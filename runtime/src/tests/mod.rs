@@ -10,7 +10,7 @@ use stint_primitives::{ComputeCapability, GpuDevice, GpuInterface, GpuVendor};
 
 fn machine() -> HardwareSpec {
 	HardwareSpec {
-		gpus: vec![GpuDevice {
+		gpus: polkadot_sdk::sp_runtime::bounded_vec![GpuDevice {
 			vendor: GpuVendor::Nvidia,
 			model: b"NVIDIA L4".to_vec().try_into().unwrap(),
 			vram_mib: 23_034,
@@ -40,8 +40,8 @@ pub(super) fn h100_device(uuid_hash: stint_primitives::DeviceId) -> GpuDevice {
 
 fn info() -> ProviderInfo {
 	ProviderInfo {
-		name: b"bob-l4".to_vec(),
-		endpoint: b"https://bob.example".to_vec(),
+		name: b"bob-l4".to_vec().try_into().unwrap(),
+		endpoint: b"https://bob.example".to_vec().try_into().unwrap(),
 		region: *b"NL",
 	}
 }

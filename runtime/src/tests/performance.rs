@@ -19,6 +19,7 @@ use polkadot_sdk::{
 	sp_genesis_builder::DEV_RUNTIME_PRESET,
 	sp_keyring::Sr25519Keyring as Keyring,
 	sp_runtime,
+	sp_runtime::bounded_vec,
 };
 use stint_primitives::ResultCommitment;
 use stint_traits::buckets::max_due_per_block;
@@ -45,7 +46,11 @@ fn signature() -> sr25519::Signature {
 fn full_machine() -> HardwareSpec {
 	let max = <<Runtime as pallet_providers::Config>::MaxGpus as Get<u32>>::get();
 	HardwareSpec {
-		gpus: (0..max as u8).map(|i| super::h100_device([i; 32])).collect(),
+		gpus: (0..max as u8)
+			.map(|i| super::h100_device([i; 32]))
+			.collect::<Vec<_>>()
+			.try_into()
+			.unwrap(),
 		cpu_cores: 128,
 		ram_mib: 2 << 20,
 		disk_gib: 30_000,
@@ -71,8 +76,8 @@ fn calls() -> Vec<(&'static str, bool, RuntimeCall)> {
 	use pallet_providers::Call as P;
 	use pallet_streams::Call as S;
 	let info = ProviderInfo {
-		name: b"figures".to_vec(),
-		endpoint: b"https://gpu.example".to_vec(),
+		name: b"figures".to_vec().try_into().unwrap(),
+		endpoint: b"https://gpu.example".to_vec().try_into().unwrap(),
 		region: *b"DE",
 	};
 	let all_devices: Vec<_> = full_machine().gpus.iter().map(|gpu| gpu.uuid_hash).collect();
@@ -108,7 +113,7 @@ fn calls() -> Vec<(&'static str, bool, RuntimeCall)> {
 			false,
 			p(P::bind_worker {
 				worker_key: key(),
-				devices: all_devices.clone(),
+				devices: all_devices.clone().try_into().unwrap(),
 				proof: signature(),
 			}),
 		),
@@ -126,7 +131,11 @@ fn calls() -> Vec<(&'static str, bool, RuntimeCall)> {
 		(
 			"market.place_bid",
 			true,
-			m(M::place_bid { order: 0, price_per_block: STINT, devices: all_devices.clone() }),
+			m(M::place_bid {
+				order: 0,
+				price_per_block: STINT,
+				devices: all_devices.clone().try_into().unwrap(),
+			}),
 		),
 		("market.retract_bid", false, m(M::retract_bid { order: 0 })),
 		("market.cancel_order", false, m(M::cancel_order { order: 0 })),
@@ -137,7 +146,7 @@ fn calls() -> Vec<(&'static str, bool, RuntimeCall)> {
 				order: 0,
 				provider: account(1),
 				price_per_block: STINT,
-				devices: all_devices,
+				devices: all_devices.try_into().unwrap(),
 			}),
 		),
 		("market.reap_order", false, m(M::reap_order { order: 0 })),
@@ -508,7 +517,7 @@ fn a_bid_and_a_result_are_charged_for_what_they_did() {
 		let call = RuntimeCall::Market(pallet_market::Call::place_bid {
 			order: id,
 			price_per_block: STINT / 2,
-			devices: vec![gpu("eve", 0)],
+			devices: bounded_vec![gpu("eve", 0)],
 		});
 		charged_for_what_it_did(Keyring::Eve, call, MarketWeights::place_bid(1, 0));
 		assert!(pallet_market::Bids::<Runtime>::get(id, eve()).is_some());

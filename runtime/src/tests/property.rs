@@ -109,7 +109,7 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 		2..=5 => {
 			let provider = rng.pick(&providers);
 			let name = if provider == eve() { "eve" } else { "ferdie" };
-			let devices = vec![gpu(name, rng.below(2) as u8)];
+			let devices = polkadot_sdk::sp_runtime::bounded_vec![gpu(name, rng.below(2) as u8)];
 			// Half the time an open replicated order: it needs both providers' bids.
 			let replicated = pallet_market::OpenOrders::<Runtime>::iter_keys().find(|id| {
 				pallet_market::Orders::<Runtime>::get(id).is_some_and(|o| o.terms.replicas > 1)
@@ -138,7 +138,7 @@ fn step(rng: &mut Rng) -> RuntimeCall {
 					order,
 					provider,
 					price_per_block: bid.price_per_block,
-					devices: bid.devices.to_vec(),
+					devices: bid.devices,
 				}),
 				None => RuntimeCall::Market(M::reap_order { order }),
 			}

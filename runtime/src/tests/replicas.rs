@@ -5,8 +5,8 @@
 
 use super::attacks::register;
 use super::lifecycle::{
-	alice, bid, bob, eve, ferdie, free, gpu, locked, order, result, run_to, storage, submit, terms,
-	AccountId, Books, COLLATERAL,
+	alice, bid, bob, eve, ferdie, free, gpu, locked, net, order, result, run_to, storage, submit,
+	terms, AccountId, Books, COLLATERAL,
 };
 use crate::{
 	genesis_config_presets::tests::build, Leases, Market, Runtime, RuntimeOrigin, System, STINT,
@@ -157,7 +157,7 @@ fn an_honest_majority_is_paid() {
 		commit(e, [1; 32]);
 		assert_eq!(lease(e).status, LeaseStatus::Sealed);
 		// Eve's payment stopped at her seal: 5 STINT, half a STINT withheld.
-		assert_eq!(free(&eve()), eve0 + 9 * STINT / 2);
+		assert_eq!(free(&eve()), eve0 + net(9 * STINT / 2));
 		// Nobody reveals before every replica has ended.
 		assert_noop!(refused(reveal(e, [1; 32])), Error::RevealsNotOpen);
 		commit(f, [1; 32]);
@@ -189,7 +189,7 @@ fn an_honest_majority_is_paid() {
 			ReplicaVerdict::Majority { output_root: [1; 32], exit_code: 0, votes: 3 }
 		);
 		for (who, before) in [(eve(), eve0), (ferdie(), ferdie0), (dave(), dave0)] {
-			assert_eq!(free(&who), before + 5 * STINT);
+			assert_eq!(free(&who), before + net(5 * STINT));
 			assert_eq!(locked(&who), 0);
 		}
 		assert_eq!(lease(e).status, LeaseStatus::Completed);
@@ -227,7 +227,7 @@ fn an_outvoted_replica_is_slashed_and_the_buyer_compensated() {
 			ReplicaVerdict::Majority { output_root: [1; 32], exit_code: 0, votes: 2 }
 		);
 		// Dave kept the 4.5 STINT paid out, but his bond gave them back, and his collateral.
-		assert_eq!(free(&dave()), dave0 + 9 * STINT / 2);
+		assert_eq!(free(&dave()), dave0 + net(9 * STINT / 2));
 		assert_eq!(bond_of(&dave()), dave_bond - 9 * STINT / 2 - COLLATERAL);
 		assert_eq!(locked(&dave()), 0);
 		// Alice paid Eve and Ferdie 5 STINT each, Dave nothing, and has half his collateral.
@@ -368,12 +368,12 @@ fn a_buyer_closing_the_other_replicas_still_pays_the_one_that_delivered() {
 		let ReplicaStatus::Decided { verdict, .. } = group(id).status else { panic!("decided") };
 		assert_eq!(verdict, ReplicaVerdict::Alone { lease: e, output_root: [1; 32], exit_code: 0 });
 		// Paid to the commit less the holdback; the verdict window opens now.
-		assert_eq!(free(&eve()), eve0 + 5 * STINT - STINT / 2);
+		assert_eq!(free(&eve()), eve0 + net(5 * STINT - STINT / 2));
 		let pending = pallet_leases::PendingVerdicts::<Runtime>::get(e).expect("pending");
 		assert_eq!(pending.objections_until, System::block_number() + lease(e).verdict_window);
 		books.check(0);
 		assert_ok!(Leases::object_to_result(RuntimeOrigin::signed(alice()), e));
-		assert_eq!(free(&eve()), eve0 + 5 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(5 * STINT));
 		assert_eq!(locked(&eve()), 0);
 		assert_eq!(pallet_leases::BuyerRecords::<Runtime>::get(alice()).no_majority, 0);
 		books.check(0);
@@ -434,11 +434,11 @@ fn a_false_result_alone_behind_sybil_no_shows_is_disputed_and_convicted() {
 			pallet_leases::DisputeStatus::Overturned
 		);
 		// Charlie was paid 40 blocks from Alice's bond, which Eve's bond restituted.
-		assert_eq!(free(&charlie), charlie0 + 4 * STINT);
+		assert_eq!(free(&charlie), charlie0 + net(4 * STINT));
 		// Eve kept the 4.5 STINT paid out, but her bond gave it back with Charlie's 4 and her
 		// collateral; her sybils lost theirs to the no-shows. For a false result that earned 5
 		// STINT, the three of them lost 8.5 STINT and three collaterals of 10.
-		assert_eq!(free(&eve()), eve0 + 9 * STINT / 2);
+		assert_eq!(free(&eve()), eve0 + net(9 * STINT / 2));
 		assert_eq!(bond_of(&eve()), eve_bond - 4 * STINT - 9 * STINT / 2 - COLLATERAL);
 		assert_eq!(locked(&eve()), 0);
 		// Alice paid nothing for the false result: the three leases' escrow (10 STINT each) came

@@ -5,7 +5,7 @@
 //! pallets' `try_state` holds and money is conserved to the unit (`Books`).
 
 use super::lifecycle::{
-	alice, bid, bob, eve, free, gpu, lease_of, locked, order, result, run_to, signed, status,
+	alice, bid, bob, eve, free, gpu, lease_of, locked, net, order, result, run_to, signed, status,
 	submit, terms, Books, COLLATERAL,
 };
 use crate::{
@@ -66,7 +66,7 @@ fn a_result_at_the_end_is_no_longer_immune() {
 			signed(lease, ReportKind::Final, &random)
 		));
 		// Paid 90 % now (2,700 STINT); 300 STINT withheld, the collateral locked, nothing counted.
-		assert_eq!(free(&eve()), eve0 + 2_700 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(2_700 * STINT));
 		assert_eq!(holdback(&eve()), 300 * STINT);
 		assert_eq!(locked(&eve()), COLLATERAL);
 		assert_eq!(reputation(&eve()).completed, 0);
@@ -247,15 +247,18 @@ fn an_honest_result_is_paid_in_full_once_accepted_or_confirmed() {
 		submit(a, 0);
 		submit(b, 0);
 		assert_eq!((verdict(a).at_stake, verdict(b).at_stake), (COLLATERAL, 0));
-		assert_eq!(free(&eve()), eve0 + 2 * 36 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(2 * 36 * STINT));
 		assert_eq!(holdback(&eve()), 8 * STINT);
 		assert_eq!(locked(&eve()), 2 * COLLATERAL);
 		books.check(0);
 		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), a));
-		assert_eq!(free(&eve()), eve0 + 76 * STINT);
+		assert_eq!(free(&eve()), eve0 + net(76 * STINT));
 		run_to(84 + window());
 		assert_ok!(Leases::confirm_result(RuntimeOrigin::signed(eve()), b));
-		assert_eq!((free(&eve()), holdback(&eve()), locked(&eve())), (eve0 + 80 * STINT, 0, 0));
+		assert_eq!(
+			(free(&eve()), holdback(&eve()), locked(&eve())),
+			(eve0 + net(80 * STINT), 0, 0)
+		);
 		assert_eq!(reputation(&eve()).completed, 2);
 		books.check(0);
 	});
@@ -288,12 +291,12 @@ fn an_open_ended_lease_never_holds_back_more_than_a_window_of_payment() {
 			// 150 STINT a period, 15 of it withheld until its window passed.
 			let withheld = 15 * STINT * Balance::from(sequence.min(4));
 			assert_eq!(holdback(&eve()), withheld, "after checkpoint {sequence}");
-			assert_eq!(free(&eve()), eve0 + 150 * STINT * Balance::from(sequence) - withheld);
+			assert_eq!(free(&eve()), eve0 + net(150 * STINT * Balance::from(sequence) - withheld));
 			books.check(0);
 		}
 		// Alice closes it: what ran is owed in full, the holdback is paid.
 		assert_ok!(Leases::close_lease(RuntimeOrigin::signed(alice()), lease));
-		assert_eq!((holdback(&eve()), free(&eve())), (0, eve0 + 1_200 * STINT));
+		assert_eq!((holdback(&eve()), free(&eve())), (0, eve0 + net(1_200 * STINT)));
 		books.check(0);
 	});
 }

@@ -13,6 +13,7 @@ use crate::{
 };
 use frame_support::{assert_noop, assert_ok, traits::Get};
 use pallet_leases::LeaseStatus;
+use polkadot_sdk::sp_runtime::bounded_vec;
 use polkadot_sdk::{
 	sp_core::Pair, sp_genesis_builder::DEV_RUNTIME_PRESET, sp_keyring::Sr25519Keyring as Keyring, *,
 };
@@ -62,7 +63,7 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 			RuntimeOrigin::signed(eve_worker()),
 			id,
 			STINT / 2,
-			vec![gpu("eve", 0)]
+			bounded_vec![gpu("eve", 0)]
 		));
 		assert!(pallet_market::Bids::<Runtime>::contains_key(id, eve()));
 		assert_eq!(super::lifecycle::locked(&eve()), COLLATERAL);
@@ -97,9 +98,12 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 		assert_eq!(status(lease), LeaseStatus::Completed);
 		// Ten blocks at 0.5 STINT went to Eve's account, not the worker's: 4.5 now, 0.5 once
 		// Alice accepts.
-		assert_eq!(super::lifecycle::free(&eve()), eve0 + 5 * STINT - STINT / 2);
+		assert_eq!(
+			super::lifecycle::free(&eve()),
+			eve0 + super::lifecycle::net(5 * STINT - STINT / 2)
+		);
 		assert_ok!(Leases::accept_result(RuntimeOrigin::signed(alice()), lease));
-		assert_eq!(super::lifecycle::free(&eve()), eve0 + 5 * STINT);
+		assert_eq!(super::lifecycle::free(&eve()), eve0 + super::lifecycle::net(5 * STINT));
 		books.check(0);
 	});
 }
@@ -115,7 +119,7 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 				RuntimeOrigin::signed(bob()),
 				id,
 				STINT / 2,
-				vec![gpu("eve", 0)]
+				bounded_vec![gpu("eve", 0)]
 			)),
 			pallet_providers::Error::<Runtime>::NotProviderOrWorker
 		);
@@ -125,7 +129,7 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 				RuntimeOrigin::signed(eve_worker()),
 				id,
 				STINT / 2,
-				vec![gpu("ferdie", 0)]
+				bounded_vec![gpu("ferdie", 0)]
 			)),
 			market_error(pallet_market::Error::NotThisWorker)
 		);
@@ -133,7 +137,7 @@ fn strangers_rotated_out_keys_and_the_worker_outside_its_powers_are_refused() {
 			RuntimeOrigin::signed(eve_worker()),
 			id,
 			STINT / 2,
-			vec![gpu("eve", 0)]
+			bounded_vec![gpu("eve", 0)]
 		));
 		assert_noop!(
 			refused(Market::retract_bid(
@@ -207,7 +211,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 		assert_ok!(Providers::bind_worker(
 			RuntimeOrigin::signed(eve()),
 			Keyring::EveStash.public(),
-			vec![gpu("eve", 0)],
+			bounded_vec![gpu("eve", 0)],
 			consent(&Keyring::EveStash.pair(), &eve())
 		));
 		// Ferdie cannot bind Eve's second machine's key: it consented to Eve only.
@@ -215,7 +219,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 			refused(Providers::bind_worker(
 				RuntimeOrigin::signed(ferdie()),
 				key(&second),
-				vec![gpu("ferdie", 1)],
+				bounded_vec![gpu("ferdie", 1)],
 				consent(&second, &eve())
 			)),
 			pallet_providers::Error::<Runtime>::BadWorkerKeyProof
@@ -223,7 +227,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 		assert_ok!(Providers::bind_worker(
 			RuntimeOrigin::signed(eve()),
 			key(&second),
-			vec![gpu("eve", 1)],
+			bounded_vec![gpu("eve", 1)],
 			consent(&second, &eve())
 		));
 		let id = order(&alice(), terms(Some(50), false, 0), 100 * STINT);
@@ -241,7 +245,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 				RuntimeOrigin::signed(as_account(&second)),
 				id,
 				STINT / 2,
-				vec![gpu("eve", 0)]
+				bounded_vec![gpu("eve", 0)]
 			)),
 			market_error(pallet_market::Error::NotThisWorker)
 		);
@@ -260,7 +264,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 				RuntimeOrigin::signed(eve()),
 				two,
 				STINT / 2,
-				vec![gpu("eve", 0), gpu("eve", 1)]
+				bounded_vec![gpu("eve", 0), gpu("eve", 1)]
 			)),
 			pallet_providers::Error::<Runtime>::DevicesNotOnOneWorker
 		);
@@ -268,7 +272,7 @@ fn with_two_machines_each_worker_acts_only_for_its_own_devices() {
 			RuntimeOrigin::signed(as_account(&second)),
 			id,
 			STINT / 2,
-			vec![gpu("eve", 1)]
+			bounded_vec![gpu("eve", 1)]
 		));
 		assert_ok!(accept(&alice(), id, &eve()));
 		let lease = super::lifecycle::lease_of(id);
@@ -339,7 +343,7 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 		assert_ok!(set(RuntimeParameters::Streams(
 			dynamic_params::streams::Parameters::GracePeriod(
 				dynamic_params::streams::GracePeriod,
-				Some(3),
+				Some(6),
 			)
 		)));
 		let after = order(&alice(), terms(None, false, 0), 100 * STINT);
@@ -354,7 +358,7 @@ fn root_changes_deadlines_for_leases_created_after_the_change() {
 		assert_eq!(lease(new_lease).checkpoint_interval, 20);
 		let stream = |id| pallet_streams::Records::<Runtime>::get(lease(id).stream).unwrap();
 		assert_eq!(stream(old_lease).grace_period, 100);
-		assert_eq!(stream(new_lease).grace_period, 3);
+		assert_eq!(stream(new_lease).grace_period, 6);
 		assert_eq!(Leases::duties_of(&ferdie())[0].2, NextDuty::Ack { by: 6 });
 
 		// The new lease's acknowledgement is overdue after 5 blocks; the old one's is not.

@@ -152,6 +152,7 @@ impl<E: Executor> Worker<E> {
 		}
 		let incompatible = self.known_incompatible();
 		let costs = client.bid_costs().await.map_err(rpc)?;
+		let worker_era = costs.worker_era.max(1);
 		let mut displaceable = Vec::new();
 		let mut retracted = HashSet::new();
 		for (order, bid) in &standing_bids {
@@ -223,6 +224,11 @@ impl<E: Executor> Worker<E> {
 			}
 		}
 		if !self.config.bidding.enabled || !executor_ready || incompatible {
+			return Ok(());
+		}
+		// The provider's worker keys committed this era's cap in bids: the chain would refuse
+		// every new one until the next era.
+		if block < self.capped_until.load(Ordering::Relaxed) {
 			return Ok(());
 		}
 		let standing_bids: Vec<_> =
@@ -362,7 +368,7 @@ impl<E: Executor> Worker<E> {
 				let call = runtime::tx().market().place_bid(
 					bid.order,
 					bid.price_per_block,
-					bid.devices.clone(),
+					stint_client::Bounded(bid.devices.clone()),
 				);
 				match me.chain.submit(&call, &me.key, "bid").await {
 					Ok(_) => {
@@ -376,6 +382,21 @@ impl<E: Executor> Worker<E> {
 								stint_client::format_stint(bid.price_per_block)
 							),
 						);
+					}
+					Err(why) if why.to_string().contains("WorkerCommitCapReached") => {
+						me.metrics.bids.with_label_values(&["refused"]).inc();
+						let next = (block / worker_era + 1) * worker_era;
+						if me.capped_until.swap(next, Ordering::Relaxed) < next {
+							log::warn(
+								"bidding",
+								None,
+								format!(
+									"the provider's worker keys committed this era's cap of its \
+									 funds in bids: no new bid before block {next} (its own \
+									 account may still bid)"
+								),
+							);
+						}
 					}
 					Err(why) => {
 						me.metrics.bids.with_label_values(&["refused"]).inc();

@@ -104,6 +104,9 @@ pub struct Worker<E: Executor> {
 	alerted: Mutex<HashSet<(LeaseId, String)>>,
 	/// Orders whose bid the chain refused, and until which block not to try again.
 	refused: Mutex<HashMap<u64, u32>>,
+	/// The first block of the next worker era, once this era's cap on what the provider's
+	/// worker keys commit in bids is reached: no new bid before it.
+	capped_until: AtomicU32,
 	/// Where the next bidding round goes on reading servable orders: the chain reads a bounded
 	/// number of open orders per page, so a crowd of orders this worker cannot serve costs
 	/// rounds, never the orders behind it. `None`: from the start.
@@ -245,6 +248,7 @@ impl<E: Executor> Worker<E> {
 			followed: Mutex::new(HashSet::new()),
 			alerted: Mutex::new(HashSet::new()),
 			refused: Mutex::new(HashMap::new()),
+			capped_until: AtomicU32::new(0),
 			servable_cursor: Mutex::new(None),
 			bidding: AtomicBool::new(false),
 			pending_bids: Mutex::new(HashMap::new()),
