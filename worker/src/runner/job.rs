@@ -2,6 +2,13 @@
 
 use super::*;
 
+/// How long after a job's exit its followed output may still be arriving: the engine feeds the
+/// attachment through the same copier as its log file, which for a job that printed a lot in
+/// its last moments (200,000 lines, say) can lag its exit by many seconds on a busy machine.
+/// Past this the copy is dropped and the engine's capped file is used, which keeps the later
+/// part instead of the head.
+const LOG_DRAIN: Duration = Duration::from_secs(60);
+
 impl<E: Executor> Worker<E> {
 	/// Starts the job of an acknowledged lease. One that has failed to start for
 	/// [`START_GIVE_UP`] (an engine that cannot give it its GPUs, an image pruned since) is
@@ -110,7 +117,7 @@ impl<E: Executor> Worker<E> {
 			}
 			// The follower ends once it has what the job wrote before it stopped; what it
 			// followed to the end is kept (else the commit reads the engine's copy).
-			match tokio::time::timeout(Duration::from_secs(10), &mut follower).await {
+			match tokio::time::timeout(LOG_DRAIN, &mut follower).await {
 				Ok(Ok(Ok(()))) => {
 					me.followed.lock().expect("not poisoned").insert(id);
 				}
@@ -142,7 +149,7 @@ impl<E: Executor> Worker<E> {
 		// supervisor follows is waited for (it has what the job wrote before it stopped).
 		let waited = std::time::Instant::now();
 		while self.supervised.lock().expect("not poisoned").contains(&id)
-			&& waited.elapsed() < Duration::from_secs(15)
+			&& waited.elapsed() < LOG_DRAIN + Duration::from_secs(5)
 		{
 			tokio::time::sleep(Duration::from_millis(20)).await;
 		}
