@@ -374,7 +374,10 @@ pub fn bond(who: &AccountId, ledger: &BondLedger, as_json: bool) {
 	}
 	println!("bond of          {who}");
 	println!("active           {}", format_stint(ledger.active));
-	println!("locked           {}", format_stint(ledger.locked));
+	println!(
+		"locked           {} (bids' collateral and deposits, leases' collateral)",
+		format_stint(ledger.locked)
+	);
 	for chunk in &ledger.unlocking.0 {
 		println!("unlocking        {} (from #{})", format_stint(chunk.value), chunk.unlocks_at);
 	}

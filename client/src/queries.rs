@@ -449,7 +449,7 @@ impl Client {
 /// What a bid costs its provider, from the runtime's constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BidCosts {
-	/// Held from the provider's free balance per standing bid.
+	/// Locked in the provider's bond, with the collateral, per standing bid.
 	pub bid_deposit: Balance,
 	/// Locked from the provider's bond per GPU bid (and per GPU leased).
 	pub collateral_per_gpu: Balance,

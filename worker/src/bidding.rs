@@ -60,10 +60,8 @@ pub struct Standing {
 	pub active: bool,
 	pub live_leases: u32,
 	pub standing_bids: u32,
-	/// The provider's bond not locked yet.
+	/// The provider's bond not locked yet: each bid locks its collateral and its deposit.
 	pub free_bond: Balance,
-	/// The provider's free balance (bid deposits are held from it).
-	pub free_balance: Balance,
 	pub costs: BidCosts,
 	/// Free space where outputs are written.
 	pub scratch_free_bytes: u64,
@@ -101,8 +99,8 @@ pub enum Skip {
 	BelowOurPrice {
 		ours: Balance,
 	},
+	/// The free bond does not cover the bid's collateral and deposit.
 	BondShort,
-	DepositShort,
 	/// A device offered is already in a live lease or another standing bid.
 	DeviceBusy,
 	/// The executor does not answer (the Docker engine is down): a lease won now could not be
@@ -258,14 +256,18 @@ pub fn choose(
 	let mut bids = Vec::new();
 	let mut skipped = Vec::new();
 	let mut slots = policy.max_leases.saturating_sub(standing.live_leases + standing.standing_bids);
-	let (mut bond, mut balance) = (standing.free_bond, standing.free_balance);
+	let mut bond = standing.free_bond;
 	// Each bid placed holds the disk its order may write: two orders never count on the same
 	// free bytes.
 	let mut scratch = standing.scratch_free_bytes;
 	for candidate in candidates {
 		let skip = |why| (candidate.order, why);
-		let collateral =
-			standing.costs.collateral_per_gpu.saturating_mul(candidate.devices.len() as Balance);
+		// Locked in the bond while the bid stands: its collateral and its deposit.
+		let locks = standing
+			.costs
+			.collateral_per_gpu
+			.saturating_mul(candidate.devices.len() as Balance)
+			.saturating_add(standing.costs.bid_deposit);
 		let ours = price_of(policy, &candidate.devices);
 		let uses = |held: &Displaceable| {
 			candidate
@@ -303,10 +305,8 @@ pub fn choose(
 			Some(Skip::DeviceBusy)
 		} else if ours > candidate.max_price_per_block {
 			Some(Skip::BelowOurPrice { ours })
-		} else if collateral > bond {
+		} else if locks > bond {
 			Some(Skip::BondShort)
-		} else if standing.costs.bid_deposit > balance {
-			Some(Skip::DepositShort)
 		} else {
 			None
 		};
@@ -325,8 +325,7 @@ pub fn choose(
 				}
 				slots -= 1;
 				busy.extend(candidate.devices.iter().map(|(device, _)| *device));
-				bond -= collateral;
-				balance -= standing.costs.bid_deposit;
+				bond -= locks;
 				scratch -= candidate.max_output_bytes;
 				bids.push(Bid {
 					order: candidate.order,
@@ -375,7 +374,6 @@ mod tests {
 			live_leases: 0,
 			standing_bids: 0,
 			free_bond: 1000 * STINT,
-			free_balance: 1000 * STINT,
 			costs: BidCosts {
 				bid_deposit: STINT,
 				collateral_per_gpu: 10 * STINT,
@@ -583,11 +581,12 @@ mod tests {
 		let (bids, skipped) = pick(&policy(), &poor, &orders, |_| true, &Busy::new());
 		assert_eq!(bids.len(), 1);
 		assert_eq!(skipped[0], (2, Skip::BondShort));
+		// The deposit is locked in the bond too: collateral alone does not do.
 		let mut no_deposit = standing();
-		no_deposit.free_balance = STINT / 2;
+		no_deposit.free_bond = standing().costs.collateral_per_gpu;
 		assert_eq!(
 			pick(&policy(), &no_deposit, &orders, |_| true, &Busy::new()).1[0].1,
-			Skip::DepositShort
+			Skip::BondShort
 		);
 		let mut paused = standing();
 		paused.active = false;

@@ -5,7 +5,7 @@ use frame::{
 	prelude::*,
 	traits::{
 		fungible::{self, InspectHold, MutateHold},
-		tokens::Precision,
+		tokens::{Fortitude, Precision, Restriction},
 		Imbalance,
 	},
 };
@@ -44,6 +44,36 @@ pub fn pay_from<T: Config>(
 		Ok(()) => (rest, paid),
 		Err(unpaid) => (rest.merge(unpaid), Zero::zero()),
 	}
+}
+
+/// Pays `amount` of `who`'s bond into `to`'s free balance.
+pub fn pay_held<T: Config>(
+	who: &T::AccountId,
+	to: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	T::Currency::transfer_on_hold(
+		&HoldReason::ProviderBond.into(),
+		who,
+		to,
+		amount,
+		Precision::Exact,
+		Restriction::Free,
+		Fortitude::Force,
+	)
+	.map(|_| ())
+}
+
+/// Burns `amount` of `who`'s bond.
+pub fn burn_held<T: Config>(who: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
+	T::Currency::burn_held(
+		&HoldReason::ProviderBond.into(),
+		who,
+		amount,
+		Precision::Exact,
+		Fortitude::Force,
+	)
+	.map(|_| ())
 }
 
 /// What is held from `who` as its bond.

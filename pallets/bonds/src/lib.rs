@@ -157,14 +157,15 @@ pub mod pallet {
 			/// How much was released.
 			amount: BalanceOf<T>,
 		},
-		/// Part of a provider's bond was locked as collateral for a lease.
+		/// Part of a provider's bond was locked: a bid's collateral and deposit, or a lease's
+		/// collateral.
 		CollateralLocked {
 			/// The provider.
 			provider: T::AccountId,
 			/// How much was locked.
 			amount: BalanceOf<T>,
 		},
-		/// Collateral was unlocked when a lease ended.
+		/// Locked bond was unlocked: a bid released, a lease ended.
 		CollateralUnlocked {
 			/// The provider.
 			provider: T::AccountId,
@@ -189,6 +190,16 @@ pub mod pallet {
 			to_reporter: BalanceOf<T>,
 			/// What went to the slash handler (burnt or to the treasury).
 			to_handler: BalanceOf<T>,
+		},
+		/// Locked bond was forfeited: a bid's deposit, its provider having withdrawn late or
+		/// become unable to honour it.
+		Forfeited {
+			/// The provider.
+			provider: T::AccountId,
+			/// How much left the bond.
+			amount: BalanceOf<T>,
+			/// Who received it (the order's buyer); burnt if none.
+			to: Option<T::AccountId>,
 		},
 	}
 

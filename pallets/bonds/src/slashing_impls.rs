@@ -32,6 +32,32 @@ impl<T: Config> ProviderCollateral<T::AccountId, BalanceOf<T>> for Pallet<T> {
 		Self::store(who, ledger);
 		Self::deposit_event(Event::CollateralUnlocked { provider: who.clone(), amount });
 	}
+
+	fn forfeit_locked(
+		who: &T::AccountId,
+		amount: BalanceOf<T>,
+		to: Option<&T::AccountId>,
+	) -> BalanceOf<T> {
+		let Some(mut ledger) = Ledgers::<T>::get(who) else { return Zero::zero() };
+		let amount = amount.min(ledger.locked).min(ledger.active);
+		if amount.is_zero() {
+			return Zero::zero();
+		}
+		let moved = match to {
+			Some(to) => asset::pay_held::<T>(who, to, amount),
+			None => asset::burn_held::<T>(who, amount),
+		};
+		if moved.is_err() {
+			// The hold is the ledger's total (try_state): this cannot fail. If it did, nothing
+			// moved and the ledger stays as it is.
+			return Zero::zero();
+		}
+		ledger.locked.saturating_reduce(amount);
+		ledger.active.saturating_reduce(amount);
+		Self::store(who, ledger);
+		Self::deposit_event(Event::Forfeited { provider: who.clone(), amount, to: to.cloned() });
+		amount
+	}
 }
 
 impl<T: Config> Slashing<T::AccountId, BalanceOf<T>> for Pallet<T> {

@@ -1,7 +1,7 @@
 //! Reads for the runtime API: open orders, paged, and the orders a provider can serve.
 
 use crate::{
-	BidOf, Bids, Config, OpenOrders, OrderId, OrderOf, Orders, Pallet, ProviderBids, Rejections,
+	BidOf, Bidders, Bids, Config, OpenOrders, OrderId, OrderOf, Orders, Pallet, Rejections,
 };
 use alloc::vec::Vec;
 use frame::prelude::*;
@@ -64,6 +64,8 @@ impl<T: Config> Pallet<T> {
 			.filter(|device| T::Registry::committed_to(&provider, &device.uuid_hash).is_none())
 			.filter(|device| own.as_ref().is_none_or(|own| own.contains(&device.uuid_hash)))
 			.collect();
+		let standing =
+			Bidders::<T>::get(&provider).map(|b| b.bids.into_inner()).unwrap_or_default();
 		let now = frame_system::Pallet::<T>::block_number();
 		let mut found = Vec::new();
 		let mut ids = Self::open_after(start_after);
@@ -78,7 +80,7 @@ impl<T: Config> Pallet<T> {
 			if now >= order.bids_close_at
 				|| T::Registry::tied(&order.buyer, &provider)
 				|| order.bid_count >= T::MaxBidsPerOrder::get()
-				|| ProviderBids::<T>::contains_key(&provider, id)
+				|| standing.contains(&id)
 				|| Rejections::<T>::get(id).contains(&provider)
 			{
 				continue;
@@ -138,7 +140,10 @@ impl<T: Config> Pallet<T> {
 	/// bids on its own devices), by order.
 	pub fn bids_of(who: &T::AccountId) -> Vec<(OrderId, BidOf<T>)> {
 		let Ok((provider, worker)) = T::Registry::acting_for(who) else { return Vec::new() };
-		ProviderBids::<T>::iter_key_prefix(&provider)
+		let standing =
+			Bidders::<T>::get(&provider).map(|b| b.bids.into_inner()).unwrap_or_default();
+		standing
+			.into_iter()
 			.filter_map(|id| Bids::<T>::get(id, &provider).map(|bid| (id, bid)))
 			.filter(|(_, bid)| {
 				worker.is_none() || T::Registry::worker_for(&provider, &bid.devices) == worker

@@ -1,5 +1,6 @@
-//! The only place this pallet touches the currency: the buyers' order escrow and the providers'
-//! bid deposits, both as holds on their own accounts.
+//! The only place this pallet touches the currency: the buyers' order escrow and storage
+//! deposits, as holds on their own accounts. (A bid's deposit is locked in its provider's bond,
+//! through `Config::Collateral`, with its collateral.)
 
 use crate::{BalanceOf, Config, Error, HoldReason};
 use frame::{
@@ -40,22 +41,6 @@ pub fn release_escrow<T: Config>(buyer: &T::AccountId, amount: BalanceOf<T>) -> 
 	release::<T>(HoldReason::OrderEscrow, buyer, amount)
 }
 
-/// Holds a bid's deposit on its provider.
-pub fn hold_bid_deposit<T: Config>(
-	provider: &T::AccountId,
-	amount: BalanceOf<T>,
-) -> DispatchResult {
-	hold::<T>(HoldReason::BidDeposit, provider, amount)
-}
-
-/// Returns a bid's deposit to its provider.
-pub fn release_bid_deposit<T: Config>(
-	provider: &T::AccountId,
-	amount: BalanceOf<T>,
-) -> DispatchResult {
-	release::<T>(HoldReason::BidDeposit, provider, amount)
-}
-
 /// Pays `amount` held on `from` for `reason` into `to`'s free balance.
 fn pay_held<T: Config>(
 	reason: HoldReason,
@@ -73,34 +58,6 @@ fn pay_held<T: Config>(
 		amount,
 		Precision::Exact,
 		Restriction::Free,
-		Fortitude::Force,
-	)
-	.map(|_| ())
-}
-
-/// Pays a bid's deposit to `to` (the buyer of an order its provider failed).
-pub fn forfeit_bid_deposit<T: Config>(
-	provider: &T::AccountId,
-	to: &T::AccountId,
-	amount: BalanceOf<T>,
-) -> DispatchResult {
-	pay_held::<T>(HoldReason::BidDeposit, provider, to, amount)
-}
-
-/// Burns a bid's deposit: the forfeit of a bid a worker key placed, which must not reach a
-/// buyer the key's holder may be.
-pub fn burn_bid_deposit<T: Config>(
-	provider: &T::AccountId,
-	amount: BalanceOf<T>,
-) -> DispatchResult {
-	if amount.is_zero() {
-		return Ok(());
-	}
-	T::Currency::burn_held(
-		&HoldReason::BidDeposit.into(),
-		provider,
-		amount,
-		Precision::Exact,
 		Fortitude::Force,
 	)
 	.map(|_| ())
@@ -149,9 +106,4 @@ pub fn storage_deposits_held<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
 /// Order escrow held on `who`, in all its orders.
 pub fn escrow_held<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
 	T::Currency::balance_on_hold(&HoldReason::OrderEscrow.into(), who)
-}
-
-/// Bid deposits held on `who`, in all its bids.
-pub fn bid_deposits_held<T: Config>(who: &T::AccountId) -> BalanceOf<T> {
-	T::Currency::balance_on_hold(&HoldReason::BidDeposit.into(), who)
 }

@@ -4,7 +4,7 @@
 use crate::{
 	asset, BalanceOf, BidOf, Bidders, Bids, Config, DeadlineCursor, DeadlinePages, Deadlines,
 	Error, Event, NextOrderId, OpenOrders, OrderId, OrderOf, OrderStatus, Orders, Pallet,
-	ProviderBids, Rejections, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
+	Rejections, WeightInfo, MAX_AUTO_ACCEPT_ATTEMPTS,
 };
 use alloc::{collections::BTreeMap, vec::Vec};
 use frame::{
@@ -270,9 +270,11 @@ impl<T: Config> Pallet<T> {
 		let first =
 			accepted.first().map(|(_, lease, _, _)| *lease).ok_or(Error::<T>::UnknownBid)?;
 		for (provider, other) in Bids::<T>::drain_prefix(id) {
-			Self::unindex_bid(&provider, id);
-			// The winners' collateral stays locked: their leases take it over.
-			Self::release_bid(&provider, &other, !winners.contains(&provider))?;
+			// The winners' collateral stays locked (their leases take it over) and still counts
+			// against their worker keys' cap; the others lost and are released.
+			let lost = !winners.contains(&provider);
+			Self::unindex_bid(&provider, id, lost.then_some(&other));
+			Self::release_bid(&provider, &other, lost);
 		}
 		let mut refunded = order.deposit.saturating_sub(spent);
 		Self::unschedule(id, &mut order);
@@ -307,8 +309,8 @@ impl<T: Config> Pallet<T> {
 	) -> Result<(BalanceOf<T>, BalanceOf<T>), DispatchError> {
 		let escrow = order.deposit;
 		for (provider, bid) in Bids::<T>::drain_prefix(id) {
-			Self::unindex_bid(&provider, id);
-			Self::release_bid(&provider, &bid, true)?;
+			Self::unindex_bid(&provider, id, Some(&bid));
+			Self::release_bid(&provider, &bid, true);
 			Self::compensate(&mut order, &provider)?;
 		}
 		asset::release_escrow::<T>(&order.buyer, order.deposit)?;
@@ -320,17 +322,10 @@ impl<T: Config> Pallet<T> {
 		Ok((order.deposit, escrow.saturating_sub(order.deposit)))
 	}
 
-	/// Returns a bid's deposit, and its collateral if `unlock`.
-	pub(crate) fn release_bid(
-		provider: &T::AccountId,
-		bid: &BidOf<T>,
-		unlock: bool,
-	) -> DispatchResult {
-		asset::release_bid_deposit::<T>(provider, bid.deposit)?;
-		if unlock {
-			T::Collateral::unlock_collateral(provider, bid.collateral);
-		}
-		Ok(())
+	/// Unlocks a bid's deposit, and its collateral if `unlock`.
+	pub(crate) fn release_bid(provider: &T::AccountId, bid: &BidOf<T>, unlock: bool) {
+		let collateral = if unlock { bid.collateral } else { Zero::zero() };
+		T::Collateral::unlock_collateral(provider, collateral.saturating_add(bid.deposit));
 	}
 
 	/// Queues `id` for the deadline `at` (never before the next block). Never fails: a busy queue
@@ -347,13 +342,17 @@ impl<T: Config> Pallet<T> {
 		}
 	}
 
-	/// The market's invariants: every open order's escrow is held on its buyer, every bid's
-	/// deposit on its provider, the bid counts are right, and every open order waits in its
-	/// deadline bucket.
+	/// The market's invariants: every open order's escrow is held on its buyer, the bid counts
+	/// and each provider's index of its bids are right, its worker keys' commitments count
+	/// every bid they have standing this era, and every open order waits in its deadline
+	/// bucket. (A bid's deposit and collateral are locked in its provider's bond: the bonds
+	/// pallet checks its ledgers, the runtime's tests that the locks add up.)
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
 		let mut escrow: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
-		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut storage: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		// What each provider's worker keys have standing in bids placed this era.
+		let mut this_era: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let era = Self::era(frame_system::Pallet::<T>::block_number());
 		let mut open = 0usize;
 		for (id, order) in Orders::<T>::iter() {
 			let entry = storage.entry(order.buyer.clone()).or_default();
@@ -385,15 +384,17 @@ impl<T: Config> Pallet<T> {
 			}
 			for (provider, bid) in bids {
 				ensure!(
-					ProviderBids::<T>::contains_key(&provider, id),
+					Bidders::<T>::get(&provider).is_some_and(|b| b.bids.contains(&id)),
 					"a bid is missing from its provider's index"
 				);
+				if bid.by_worker && Self::era(bid.placed_at) == era {
+					let entry = this_era.entry(provider.clone()).or_default();
+					*entry = entry.saturating_add(bid.collateral.saturating_add(bid.deposit));
+				}
 				ensure!(
 					bid.price_per_block <= order.terms.max_price_per_block,
 					"a bid is above its order's ceiling"
 				);
-				let entry = deposits.entry(provider).or_default();
-				*entry = entry.saturating_add(bid.deposit);
 			}
 		}
 		for (who, amount) in storage {
@@ -405,35 +406,35 @@ impl<T: Config> Pallet<T> {
 		for (who, amount) in escrow {
 			ensure!(asset::escrow_held::<T>(&who) == amount, "a buyer's escrow hold is wrong");
 		}
-		for (who, amount) in deposits {
-			ensure!(
-				asset::bid_deposits_held::<T>(&who) == amount,
-				"a provider's bid deposit hold is wrong"
-			);
-		}
-		let mut standing: BTreeMap<T::AccountId, u32> = BTreeMap::new();
-		for (provider, id, ()) in ProviderBids::<T>::iter() {
-			ensure!(Bids::<T>::contains_key(id, &provider), "the bid index names a missing bid");
-			*standing.entry(provider).or_default() += 1;
-		}
-		let era = Self::era(frame_system::Pallet::<T>::block_number());
+		let mut indexed = 0usize;
 		for (provider, bidder) in Bidders::<T>::iter() {
-			let count = bidder.standing;
+			let mut ids = bidder.bids.to_vec();
+			ids.sort();
+			ids.dedup();
+			ensure!(ids.len() == bidder.bids.len(), "a provider's bid index repeats an order");
+			for id in &ids {
+				ensure!(
+					Bids::<T>::contains_key(id, &provider),
+					"the bid index names a missing bid"
+				);
+			}
+			indexed += ids.len();
 			ensure!(
-				standing.remove(&provider).unwrap_or_default() == count,
-				"a provider's standing bid count is wrong"
-			);
-			ensure!(count <= T::MaxStandingBids::get(), "a provider has too many standing bids");
-			ensure!(
-				count > 0 || !bidder.by_workers.is_zero(),
+				!ids.is_empty() || !bidder.by_workers.is_zero(),
 				"a bidder's record outlived its bids and commitments"
 			);
+			let committed = bidder.committed_in(&era);
 			ensure!(
-				bidder.committed_in(&era) <= Self::worker_cap(&provider),
+				committed <= Self::worker_cap(&provider),
 				"a provider's worker keys committed more than their cap"
 			);
+			ensure!(
+				this_era.remove(&provider).unwrap_or_default() <= committed,
+				"a provider's worker keys have more standing this era than they committed"
+			);
 		}
-		ensure!(standing.is_empty(), "a provider's standing bids are not counted");
+		ensure!(this_era.is_empty(), "worker bids standing this era are not counted");
+		ensure!(indexed == Bids::<T>::iter().count(), "a provider's standing bids are not counted");
 		ensure!(OpenOrders::<T>::iter_keys().count() == open, "the open-order index is wrong");
 		for (id, _) in Rejections::<T>::iter() {
 			ensure!(OpenOrders::<T>::contains_key(id), "an order that is not open has rejections");

@@ -126,10 +126,13 @@ fn crowd_bids<T: Config>(id: OrderId, count: u32) {
 	let orders = crowd_orders::<T>(id, count.div_ceil(per_order));
 	for i in 0..count {
 		let order = orders[(i / per_order) as usize];
-		let bidder: T::AccountId = account("crowd", i % per_order, 0);
+		// A bidder stands on at most `MaxStandingBids` orders.
+		let batch = (i / per_order) / T::MaxStandingBids::get();
+		let bidder: T::AccountId = account("crowd", i % per_order, batch);
 		Bids::<T>::insert(order, &bidder, bid.clone());
-		ProviderBids::<T>::insert(&bidder, order, ());
-		Bidders::<T>::mutate(&bidder, |b| b.get_or_insert_with(Default::default).standing += 1);
+		Bidders::<T>::mutate(&bidder, |b| {
+			b.get_or_insert_with(Default::default).bids.try_push(order).unwrap()
+		});
 	}
 }
 

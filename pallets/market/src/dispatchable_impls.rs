@@ -2,7 +2,7 @@
 
 use crate::{
 	asset, BalanceOf, Bid, Bidders, Bids, Config, Error, Event, JobSpec, NextOrderId, OpenOrders,
-	Order, OrderId, OrderStatus, Orders, Pallet, ProviderBids, Rejections, TermsOf,
+	Order, OrderId, OrderStatus, Orders, Pallet, Rejections, TermsOf,
 };
 use frame::prelude::*;
 use stint_primitives::{is_job_env_name, is_pinned_image, DeviceId};
@@ -195,8 +195,8 @@ impl<T: Config> Pallet<T> {
 		} else {
 			None
 		};
-		let bidder = Bidders::<T>::get(&provider).unwrap_or_default();
-		ensure!(bidder.standing < T::MaxStandingBids::get(), Error::<T>::TooManyStandingBids);
+		let mut bidder = Bidders::<T>::get(&provider).unwrap_or_default();
+		ensure!(bidder.standing() < T::MaxStandingBids::get(), Error::<T>::TooManyStandingBids);
 		let collateral = T::CollateralPerGpu::get().saturating_mul((devices.len() as u32).into());
 		let deposit = T::BidDeposit::get();
 		let era = Self::era(now);
@@ -216,11 +216,16 @@ impl<T: Config> Pallet<T> {
 			Self::deposit_event(Event::BidOutbid { order: id, provider: worst });
 		}
 
-		asset::hold_bid_deposit::<T>(&provider, deposit)?;
-		T::Collateral::lock_collateral(&provider, collateral)?;
+		// The deposit is locked in the bond with the collateral: one write, no hold of its own.
+		T::Collateral::lock_collateral(&provider, collateral.saturating_add(deposit))?;
 
 		let count = devices.len() as u32;
-		Self::index_bid(&provider, id, by_worker.map(|commits| (era, commits)));
+		bidder.bids.try_push(id).map_err(|_| Error::<T>::TooManyStandingBids)?;
+		if let Some(commits) = by_worker {
+			bidder.by_workers = bidder.committed_in(&era).saturating_add(commits);
+			bidder.era = era;
+		}
+		Bidders::<T>::insert(&provider, bidder);
 		Bids::<T>::insert(
 			id,
 			&provider,
@@ -305,23 +310,15 @@ impl<T: Config> Pallet<T> {
 		forfeit: bool,
 	) -> Result<(BalanceOf<T>, bool), DispatchError> {
 		Bids::<T>::remove(id, provider);
-		Self::unindex_bid(provider, id);
-		T::Collateral::unlock_collateral(provider, bid.collateral);
+		Self::unindex_bid(provider, id, (!forfeit).then_some(bid));
 		order.bid_count.saturating_dec();
-		match (forfeit, bid.by_worker) {
-			(false, _) => {
-				asset::release_bid_deposit::<T>(provider, bid.deposit)?;
-				Ok((Zero::zero(), false))
-			}
-			(true, false) => {
-				asset::forfeit_bid_deposit::<T>(provider, &order.buyer, bid.deposit)?;
-				Ok((bid.deposit, false))
-			}
-			(true, true) => {
-				asset::burn_bid_deposit::<T>(provider, bid.deposit)?;
-				Ok((bid.deposit, true))
-			}
+		if !forfeit {
+			T::Collateral::unlock_collateral(provider, bid.collateral.saturating_add(bid.deposit));
+			return Ok((Zero::zero(), false));
 		}
+		T::Collateral::unlock_collateral(provider, bid.collateral);
+		let to = (!bid.by_worker).then_some(&order.buyer);
+		Ok((T::Collateral::forfeit_locked(provider, bid.deposit, to), bid.by_worker))
 	}
 
 	/// Returns how many bids the order had, which its weight depends on. Bids that can no
@@ -441,34 +438,26 @@ impl<T: Config> Pallet<T> {
 		T::WorkerCommitPerGpu::get().saturating_mul(gpus.into())
 	}
 
-	/// Files a new bid of `provider` on `id` in the provider's index, with what it committed
-	/// in which era if a worker key placed it.
-	pub(crate) fn index_bid(
+	/// Takes a bid that is gone out of its provider's index. A bid `released` cleanly (not
+	/// won, nor forfeited) that a worker key placed this era gives back what it committed: it
+	/// put nothing of the provider's at risk. The provider's record goes with its last bid,
+	/// unless its worker keys still have something committed this era (the cap must count it).
+	pub(crate) fn unindex_bid(
 		provider: &T::AccountId,
 		id: OrderId,
-		by_worker: Option<(BlockNumberFor<T>, BalanceOf<T>)>,
+		released: Option<&crate::BidOf<T>>,
 	) {
-		ProviderBids::<T>::insert(provider, id, ());
-		Bidders::<T>::mutate(provider, |bidder| {
-			let bidder = bidder.get_or_insert_with(Default::default);
-			bidder.standing.saturating_inc();
-			if let Some((era, commits)) = by_worker {
-				bidder.by_workers = bidder.committed_in(&era).saturating_add(commits);
-				bidder.era = era;
-			}
-		});
-	}
-
-	/// Takes a bid that is gone out of the provider's index. The provider's record goes with
-	/// its last bid, unless its worker keys committed something this era (the cap must still
-	/// count it).
-	pub(crate) fn unindex_bid(provider: &T::AccountId, id: OrderId) {
-		ProviderBids::<T>::remove(provider, id);
 		let era = Self::era(frame_system::Pallet::<T>::block_number());
 		Bidders::<T>::mutate_exists(provider, |bidder| {
 			let Some(record) = bidder else { return };
-			record.standing.saturating_dec();
-			if record.standing == 0 && record.committed_in(&era).is_zero() {
+			record.bids.retain(|standing| *standing != id);
+			if let Some(bid) = released {
+				if bid.by_worker && Self::era(bid.placed_at) == era && record.era == era {
+					let committed = bid.collateral.saturating_add(bid.deposit);
+					record.by_workers = record.by_workers.saturating_sub(committed);
+				}
+			}
+			if record.bids.is_empty() && record.committed_in(&era).is_zero() {
 				*bidder = None;
 			}
 		});
@@ -478,7 +467,8 @@ impl<T: Config> Pallet<T> {
 	/// given), as if it retracted each. Returns how many standing bids were looked at (a bid
 	/// that could not be released stays, and cost as much to try).
 	pub(crate) fn do_retract_all(provider: &T::AccountId, devices: Option<&[DeviceId]>) -> u32 {
-		let ids: alloc::vec::Vec<OrderId> = ProviderBids::<T>::iter_key_prefix(provider).collect();
+		let ids =
+			Bidders::<T>::get(provider).map(|bidder| bidder.bids.into_inner()).unwrap_or_default();
 		let standing = ids.len() as u32;
 		for id in ids {
 			// Each on its own: a bid that cannot be released stays, and try_state says so.
@@ -486,7 +476,7 @@ impl<T: Config> Pallet<T> {
 				let (Some(bid), Some(mut order)) =
 					(Bids::<T>::get(id, provider), Orders::<T>::get(id))
 				else {
-					Self::unindex_bid(provider, id);
+					Self::unindex_bid(provider, id, None);
 					return Ok(());
 				};
 				// As a retraction: late, it costs the deposit (pausing is no free way out).

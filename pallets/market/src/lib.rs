@@ -106,7 +106,8 @@ pub mod pallet {
 		#[pallet::no_default]
 		type CollateralPerGpu: Get<BalanceOf<Self>>;
 
-		/// Held from a provider for every standing bid.
+		/// Locked in a provider's bond, with the bid's collateral, for every standing bid: lost
+		/// if it withdraws in the window's last quarter or can no longer honour the bid.
 		#[pallet::constant]
 		#[pallet::no_default]
 		type BidDeposit: Get<BalanceOf<Self>>;
@@ -236,9 +237,7 @@ pub mod pallet {
 		/// The escrow of an open order, held on its buyer.
 		#[codec(index = 0)]
 		OrderEscrow,
-		/// The deposit of a standing bid, held on its provider.
-		#[codec(index = 1)]
-		BidDeposit,
+		// Index 1 was a standing bid's deposit: it is locked in the provider's bond now.
 		/// The storage deposit of an order (and of its lease and stream), held on its buyer
 		/// until they are pruned.
 		#[codec(index = 2)]
@@ -266,21 +265,9 @@ pub mod pallet {
 		OptionQuery,
 	>;
 
-	/// The orders each provider has a standing bid on: an index of [`Bids`] by provider.
-	#[pallet::storage]
-	pub type ProviderBids<T: Config> = StorageDoubleMap<
-		_,
-		Blake2_128Concat,
-		T::AccountId,
-		Blake2_128Concat,
-		OrderId,
-		(),
-		OptionQuery,
-	>;
-
-	/// Each bidding provider's count of standing bids (the size of its part of
-	/// [`ProviderBids`]) and what its worker keys committed of its funds this era. Removed
-	/// when it has no bid standing and its worker keys committed nothing this era.
+	/// Each bidding provider's standing bids (an index of [`Bids`] by provider) and what its
+	/// worker keys committed of its funds this era. Removed when it has no bid standing and its
+	/// worker keys committed nothing this era.
 	#[pallet::storage]
 	pub type Bidders<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, BidderOf<T>, OptionQuery>;
@@ -474,7 +461,7 @@ pub mod pallet {
 		VerdictWindowTooLong,
 		/// The escrow is below `MinOrderDeposit`, or below `max_price × duration` (fixed).
 		DepositTooLow,
-		/// The account cannot afford the escrow or the bid deposit.
+		/// The account cannot afford the escrow or the storage deposit.
 		InsufficientBalance,
 		/// The bid window has closed.
 		BiddingClosed,
@@ -576,7 +563,7 @@ pub mod pallet {
 		}
 
 		/// Bids `price_per_block` to run `order` on exactly `devices` of the signer's registered
-		/// GPUs. Locks `CollateralPerGpu` per device of the signer's bond and holds `BidDeposit`.
+		/// GPUs. Locks `CollateralPerGpu` per device and `BidDeposit` of the signer's bond.
 		/// A provider's worker key may sign it for the devices bound to it: the bid, the deposit
 		/// and the collateral are the provider's.
 		///

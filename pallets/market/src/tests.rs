@@ -171,8 +171,10 @@ fn place_bid_locks_collateral_and_holds_a_deposit() {
 		assert_eq!(call.get_dispatch_info().call_weight, <() as WeightInfo>::place_bid(1, 1));
 		let charged = call.dispatch_bypass_filter(RuntimeOrigin::signed(P1)).unwrap();
 		assert_eq!(charged.actual_weight, Some(<() as WeightInfo>::place_bid(1, 0)));
-		assert_eq!(locked(P1), COLLATERAL_PER_GPU);
-		assert_eq!(bid_deposits(P1), BID_DEPOSIT);
+		// The deposit is locked in the bond with the collateral; nothing is held of the free
+		// balance.
+		assert_eq!(locked(P1), COLLATERAL_PER_GPU + BID_DEPOSIT);
+		assert_eq!((bid_deposits(P1), free(P1)), (BID_DEPOSIT, ENDOWMENT));
 		let b = Bids::<Test>::get(id, P1).unwrap();
 		assert_eq!((b.price_per_block, b.devices.to_vec(), b.sequence), (8, vec![dev(P1, 0)], 0));
 		assert_eq!(order(id).bid_count, 1);
@@ -202,7 +204,7 @@ fn a_worker_key_bids_and_retracts_for_its_provider_on_its_own_devices_only() {
 		assert_ok!(place(WORKER, vec![dev(P1, 0)]));
 		// The bid, its deposit and its collateral are P1's.
 		assert!(Bids::<Test>::contains_key(id, P1));
-		assert_eq!(locked(P1), COLLATERAL_PER_GPU);
+		assert_eq!(locked(P1), COLLATERAL_PER_GPU + BID_DEPOSIT);
 		assert_eq!(Market::bids_of(&P1).len(), 1);
 		assert_eq!(Market::bids_of(&WORKER).len(), 1);
 		assert!(Market::bids_of(&P2).is_empty());
@@ -278,13 +280,14 @@ fn place_bid_refuses_bad_bids() {
 }
 
 #[test]
-fn a_bid_needs_free_bond_and_a_deposit() {
+fn a_bid_needs_free_bond_for_its_collateral_and_deposit() {
 	ExtBuilder::build_and_execute(|| {
 		let mut two = terms();
 		two.requirements.gpu_count = 2;
 		let orders: Vec<_> = (0..6).map(|_| create(BUYER, two.clone(), 1_000)).collect();
-		// A bond of 1000 backs five two-GPU bids of 200 each.
-		for id in &orders[..5] {
+		// A bond of 1000 backs four two-GPU bids, each locking 200 of collateral and 10 of
+		// deposit: the fifth would need 210 of the 160 left.
+		for id in &orders[..4] {
 			assert_ok!(Market::place_bid(
 				RuntimeOrigin::signed(P1),
 				*id,
@@ -295,22 +298,21 @@ fn a_bid_needs_free_bond_and_a_deposit() {
 		assert_noop!(
 			refused(Market::place_bid(
 				RuntimeOrigin::signed(P1),
-				orders[5],
+				orders[4],
 				5,
 				bounded_vec![dev(P1, 0), dev(P1, 1)]
 			)),
 			DispatchError::Other("InsufficientFreeBond")
 		);
+		// The free balance plays no part: nothing is held of it.
 		Balances::set_balance(&P2, 5);
-		assert_noop!(
-			refused(Market::place_bid(
-				RuntimeOrigin::signed(P2),
-				orders[0],
-				5,
-				bounded_vec![dev(P2, 0), dev(P2, 1)]
-			)),
-			Error::<Test>::InsufficientBalance
-		);
+		assert_ok!(Market::place_bid(
+			RuntimeOrigin::signed(P2),
+			orders[0],
+			5,
+			bounded_vec![dev(P2, 0), dev(P2, 1)]
+		));
+		assert_eq!(free(P2), 5);
 		// Put P2's money back for the final count.
 		Balances::set_balance(&P2, ENDOWMENT);
 	});
@@ -526,7 +528,7 @@ fn auto_accept_drops_a_bid_whose_devices_went_elsewhere_at_its_providers_cost() 
 		assert_eq!(leases()[0].provider, P2);
 		// The dead bid's collateral is released; its deposit went to the buyer it failed.
 		assert_eq!((locked(P1), bid_deposits(P1)), (0, 0));
-		assert_eq!(free(P1), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(forfeits(), vec![(P1, BID_DEPOSIT, Some(BUYER))]);
 		assert!(System::events().iter().any(|r| r.event
 			== RuntimeEvent::Market(Event::BidDropped {
 				order: id,
@@ -534,8 +536,9 @@ fn auto_accept_drops_a_bid_whose_devices_went_elsewhere_at_its_providers_cost() 
 				forfeited: BID_DEPOSIT,
 				burnt: false
 			})));
-		// Paid the 100 blocks at 6 from the escrow, and got the deposit.
-		assert_eq!(free(BUYER), ENDOWMENT - 600 + BID_DEPOSIT);
+		// Paid the 100 blocks at 6 from the escrow, and got the deposit (out of P1's bond).
+		assert_eq!(free(BUYER), ENDOWMENT - 600);
+		assert_eq!(forfeits(), vec![(P1, BID_DEPOSIT, Some(BUYER))]);
 	});
 }
 
@@ -550,7 +553,9 @@ fn an_order_whose_every_bid_died_expires_and_the_buyer_keeps_their_deposits() {
 		run_to_block(11);
 		assert!(Orders::<Test>::get(id).is_none());
 		assert!(leases().is_empty());
-		assert_eq!(free(BUYER), ENDOWMENT + 2 * BID_DEPOSIT);
+		let mut forfeited = forfeits();
+		forfeited.sort();
+		assert_eq!(forfeited, vec![(P1, BID_DEPOSIT, Some(BUYER)), (P2, BID_DEPOSIT, Some(BUYER))]);
 		assert_eq!((locked(P1), locked(P2)), (0, 0));
 	});
 }
@@ -573,7 +578,7 @@ fn a_provider_has_at_most_max_standing_bids_and_can_withdraw_them_all_at_once() 
 		);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), orders[0]));
 		bid(P1, orders[6], 5);
-		assert_eq!(Bidders::<Test>::get(P1).map(|b| b.standing), Some(6));
+		assert_eq!(Bidders::<Test>::get(P1).map(|b| b.standing()), Some(6));
 		// It paused (say): every bid is withdrawn, everything released.
 		let withdrawn = <Market as stint_traits::StandingBids<u64>>::retract_all(&P1);
 		assert_eq!(withdrawn, 6);
@@ -596,17 +601,17 @@ fn a_worker_key_commits_at_most_its_cap_of_its_providers_funds_an_era() {
 			assert_ok!(place(WORKER, *id));
 		}
 		let record = Bidders::<Test>::get(P1).unwrap();
-		assert_eq!((record.standing, record.by_workers), (3, WORKER_COMMIT_PER_GPU));
+		assert_eq!((record.standing(), record.by_workers), (3, WORKER_COMMIT_PER_GPU));
 		assert_noop!(refused(place(WORKER, orders[3])), Error::<Test>::WorkerCommitCapReached);
-		// Withdrawing gives nothing back to the cap: it counts what was put at risk.
+		// Withdrawing late forfeits: the cap still counts what was put at risk.
 		run_to_block(9);
 		for id in &orders[..3] {
 			assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), *id));
 		}
 		assert_eq!(bid_deposits(P1), 0);
-		assert_eq!(free(P1), ENDOWMENT - 3 * BID_DEPOSIT, "three late forfeits, burnt");
+		assert_eq!(forfeits(), vec![(P1, BID_DEPOSIT, None); 3], "three late forfeits, burnt");
 		let record = Bidders::<Test>::get(P1).unwrap();
-		assert_eq!((record.standing, record.by_workers), (0, WORKER_COMMIT_PER_GPU));
+		assert_eq!((record.standing(), record.by_workers), (0, WORKER_COMMIT_PER_GPU));
 		assert_noop!(refused(place(WORKER, orders[3])), Error::<Test>::WorkerCommitCapReached);
 		// The provider's own account is not capped.
 		assert_ok!(place(P1, orders[3]));
@@ -622,6 +627,49 @@ fn a_worker_key_commits_at_most_its_cap_of_its_providers_funds_an_era() {
 		));
 		let record = Bidders::<Test>::get(P1).unwrap();
 		assert_eq!((record.era, record.by_workers), (1, 110));
+	});
+}
+
+#[test]
+fn a_worker_bid_released_cleanly_gives_its_commitment_back() {
+	ExtBuilder::build_and_execute(|| {
+		let manual = TermsOf::<Test> { auto_accept: false, ..terms() };
+		let orders: Vec<_> = (0..5).map(|_| create(BUYER, manual.clone(), 1_000)).collect();
+		let place =
+			|id| Market::place_bid(RuntimeOrigin::signed(WORKER), id, 5, bounded_vec![dev(P1, 0)]);
+		let committed = || Bidders::<Test>::get(P1).map(|b| b.by_workers).unwrap_or_default();
+		let per_bid = COLLATERAL_PER_GPU + BID_DEPOSIT;
+		for id in &orders[..3] {
+			assert_ok!(place(*id));
+		}
+		assert_eq!(committed(), WORKER_COMMIT_PER_GPU);
+		assert_noop!(refused(place(orders[3])), Error::<Test>::WorkerCommitCapReached);
+		// Withdrawn in time: nothing of the provider's was at risk.
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), orders[0]));
+		assert_eq!(committed(), WORKER_COMMIT_PER_GPU - per_bid);
+		// Its order was cancelled (a bait): the bid is paid for its time and gives back.
+		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), orders[1]));
+		assert_eq!(committed(), WORKER_COMMIT_PER_GPU - 2 * per_bid);
+		// It lost the auction to another provider.
+		bid(P2, orders[2], 4);
+		assert_ok!(accept(BUYER, orders[2], P2));
+		assert_eq!(committed(), 0);
+		assert_eq!(Bidders::<Test>::get(P1), None, "nothing standing, nothing committed");
+		// So the key bids again, and a bid it wins keeps counting: its collateral backs a lease.
+		assert_ok!(place(orders[3]));
+		assert_ok!(accept(BUYER, orders[3], P1));
+		assert_eq!(committed(), per_bid);
+		assert_eq!((locked(P1), bid_deposits(P1)), (COLLATERAL_PER_GPU, 0));
+		// A late withdrawal forfeits the deposit (burnt): it keeps counting too.
+		assert_ok!(Market::place_bid(
+			RuntimeOrigin::signed(WORKER),
+			orders[4],
+			5,
+			bounded_vec![dev(P1, 1)]
+		));
+		run_to_block(9);
+		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(WORKER), orders[4]));
+		assert_eq!(committed(), 2 * per_bid);
 	});
 }
 
@@ -788,16 +836,15 @@ fn filling_the_bid_slots_and_leaving_at_the_close_costs_the_deposits() {
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P1), id));
 		assert_eq!(free(P1), ENDOWMENT);
 		run_to_block(9);
-		let buyer = free(BUYER);
 		assert_ok!(Market::retract_bid(RuntimeOrigin::signed(P3), id));
 		assert_eq!(
 			last_event(),
 			Event::BidRetracted { order: id, provider: P3, forfeited: BID_DEPOSIT, burnt: false }
 		);
-		assert_eq!((free(P3), free(BUYER)), (ENDOWMENT - BID_DEPOSIT, buyer + BID_DEPOSIT));
+		assert_eq!(forfeits(), vec![(P3, BID_DEPOSIT, Some(BUYER))]);
 		// Pausing (which withdraws every standing bid) is no way around it.
 		<Market as stint_traits::StandingBids<u64>>::retract_all(&P4);
-		assert_eq!(free(BUYER), buyer + 2 * BID_DEPOSIT);
+		assert_eq!(forfeits()[1], (P4, BID_DEPOSIT, Some(BUYER)));
 	});
 }
 
@@ -884,9 +931,11 @@ fn a_late_retraction_of_a_bid_a_worker_key_placed_is_burnt_not_paid_to_the_buyer
 			last_event(),
 			Event::BidRetracted { order: id, provider: P1, forfeited: BID_DEPOSIT, burnt: true }
 		);
-		// Whoever holds the key may be the buyer: the buyer gets nothing, P1 loses the deposit.
-		assert_eq!((free(P1), free(BUYER)), (ENDOWMENT - BID_DEPOSIT, ENDOWMENT - 1_000));
-		assert_eq!(Balances::total_issuance(), issuance - BID_DEPOSIT);
+		// Whoever holds the key may be the buyer: the buyer gets nothing, P1's bond loses the
+		// deposit, burnt.
+		assert_eq!(forfeits(), vec![(P1, BID_DEPOSIT, None)]);
+		assert_eq!(free(BUYER), ENDOWMENT - 1_000);
+		assert_eq!(Balances::total_issuance(), issuance);
 		Market::do_try_state().unwrap();
 	});
 }
@@ -919,7 +968,7 @@ fn the_buyer_rejects_a_live_bid_for_a_compensation_and_a_dead_one_for_its_deposi
 		// A dead bid is dropped instead: its deposit is the buyer's, and its provider not barred.
 		commit_elsewhere(dev(P2, 0));
 		assert_ok!(Market::reject_bid(RuntimeOrigin::signed(BUYER), id, P2));
-		assert_eq!(free(P2), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(forfeits(), vec![(P2, BID_DEPOSIT, Some(BUYER))]);
 		assert_eq!(Rejections::<Test>::get(id).to_vec(), vec![P1]);
 		// The order ends: the rejections go with it.
 		run_to_block(11);
@@ -940,8 +989,7 @@ fn anyone_drops_a_dead_bid_and_nobody_a_live_one() {
 		commit_elsewhere(dev(P1, 0));
 		assert_ok!(Market::drop_dead_bid(RuntimeOrigin::signed(P3), id, P1));
 		assert_eq!(order(id).bid_count, 1);
-		assert_eq!(free(P1), ENDOWMENT - BID_DEPOSIT);
-		assert_eq!(free(BUYER), ENDOWMENT - 1_000 + BID_DEPOSIT);
+		assert_eq!(forfeits(), vec![(P1, BID_DEPOSIT, Some(BUYER))]);
 	});
 }
 
@@ -957,14 +1005,14 @@ fn a_manual_order_drops_dead_bids_at_the_close_and_a_cancel_pays_only_live_ones(
 		run_to_block(11);
 		// The close dropped P1's dead bid: the buyer chooses among live ones.
 		assert_eq!(order(id).bid_count, 1);
-		assert_eq!(free(P1), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(forfeits(), vec![(P1, BID_DEPOSIT, Some(BUYER))]);
 		// Another order: cancelled with a dead and a live bid, only the live one is paid.
 		let other = create(BUYER, manual, 1_000);
 		bid(P3, other, 5);
 		bid(P4, other, 6);
 		commit_elsewhere(dev(P3, 0));
 		assert_ok!(Market::cancel_order(RuntimeOrigin::signed(BUYER), other));
-		assert_eq!(free(P3), ENDOWMENT - BID_DEPOSIT);
+		assert_eq!(forfeits()[1], (P3, BID_DEPOSIT, Some(BUYER)));
 		assert_eq!(free(P4), ENDOWMENT + BID_COMPENSATION);
 	});
 }

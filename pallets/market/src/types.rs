@@ -4,7 +4,7 @@ use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use frame::prelude::*;
 use scale_info::TypeInfo;
 use stint_primitives::{DeviceId, GpuRequirements, JobSpec, LeaseId};
-use stint_traits::buckets::Slot;
+use stint_traits::{buckets::Slot, OrderId};
 
 /// What a buyer asks for besides the job itself: hardware, price, time, and how a bid is chosen.
 #[derive(
@@ -131,29 +131,48 @@ where
 	pub by_worker: bool,
 }
 
-/// A provider's bidding, as the market keeps it.
+/// A provider's bidding, as the market keeps it: the index of its standing bids and what its
+/// worker keys have put at risk this era, in one record, so a bid writes it once.
 #[derive(
-	Clone,
-	PartialEq,
-	Eq,
-	Debug,
-	Default,
+	CloneNoBound,
+	PartialEqNoBound,
+	EqNoBound,
+	DebugNoBound,
+	DefaultNoBound,
 	Encode,
 	Decode,
 	DecodeWithMemTracking,
 	MaxEncodedLen,
 	TypeInfo,
 )]
-pub struct Bidder<Balance, BlockNumber> {
-	/// Bids standing now.
-	pub standing: u32,
+#[scale_info(skip_type_params(MaxStanding))]
+pub struct Bidder<
+	Balance: Clone + PartialEq + Eq + core::fmt::Debug + Default,
+	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug + Default,
+	MaxStanding: Get<u32>,
+> {
+	/// The orders it has a bid standing on, oldest first.
+	pub bids: BoundedVec<OrderId, MaxStanding>,
 	/// The era `by_workers` counts in: the block number divided by `WorkerEra`.
 	pub era: BlockNumber,
-	/// The deposits and collateral of the bids its worker keys placed in `era`.
+	/// The deposits and collateral of the bids its worker keys placed in `era` that were not
+	/// released cleanly: those standing, those won, those forfeited. A bid that lost the
+	/// auction, was withdrawn in time, or whose order was cancelled or expired gives its part
+	/// back, so orders that never lease cannot use up an honest worker's cap.
 	pub by_workers: Balance,
 }
 
-impl<Balance: Default + Copy, BlockNumber: PartialEq> Bidder<Balance, BlockNumber> {
+impl<
+		Balance: Clone + PartialEq + Eq + core::fmt::Debug + Default + Copy,
+		BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug + Default,
+		MaxStanding: Get<u32>,
+	> Bidder<Balance, BlockNumber, MaxStanding>
+{
+	/// Bids standing now.
+	pub fn standing(&self) -> u32 {
+		self.bids.len() as u32
+	}
+
 	/// What its worker keys committed in era `era`.
 	pub fn committed_in(&self, era: &BlockNumber) -> Balance {
 		if &self.era == era {
@@ -165,7 +184,11 @@ impl<Balance: Default + Copy, BlockNumber: PartialEq> Bidder<Balance, BlockNumbe
 }
 
 /// The bidder type for a runtime.
-pub type BidderOf<T> = Bidder<crate::BalanceOf<T>, frame_system::pallet_prelude::BlockNumberFor<T>>;
+pub type BidderOf<T> = Bidder<
+	crate::BalanceOf<T>,
+	frame_system::pallet_prelude::BlockNumberFor<T>,
+	<T as crate::Config>::MaxStandingBids,
+>;
 
 /// The order type for a runtime.
 pub type OrderOf<T> = Order<

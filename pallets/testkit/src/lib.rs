@@ -102,6 +102,17 @@ pub fn owner_of(device: &DeviceId) -> AccountId {
 type Committed = StorageMap<Fakes, Blake2_128Concat, DeviceId, LeaseId, OptionQuery>;
 #[storage_alias]
 type Locked = StorageMap<Fakes, Blake2_128Concat, AccountId, Balance, ValueQuery>;
+#[storage_alias]
+type Taken = StorageMap<Fakes, Blake2_128Concat, AccountId, Balance, ValueQuery>;
+/// A forfeit as [`FakeBonds`] recorded it: (provider, amount, paid to; burnt if none).
+pub type ForfeitRecord = (AccountId, Balance, Option<AccountId>);
+#[storage_alias]
+type Forfeits = StorageValue<Fakes, Vec<ForfeitRecord>, ValueQuery>;
+
+/// The forfeits of locked bond [`FakeBonds`] made, in order.
+pub fn forfeits() -> Vec<ForfeitRecord> {
+	Forfeits::get()
+}
 
 /// The registry's device commitments, as a stand-in keeps them.
 pub struct Devices;
@@ -150,7 +161,8 @@ pub fn slashes() -> Vec<SlashRecord> {
 }
 
 /// The bonds as a stand-in: every provider has a bond of `Bond`, collateral is locked against
-/// it, and a slash is recorded (see [`slashes`]) without moving money.
+/// it, and a slash is recorded (see [`slashes`]) without moving money. A forfeit of locked bond
+/// takes it out of the bond and is recorded (see [`forfeits`]), moving no money either.
 pub struct FakeBonds<Bond>(PhantomData<Bond>);
 
 impl<Bond> FakeBonds<Bond> {
@@ -162,7 +174,7 @@ impl<Bond> FakeBonds<Bond> {
 
 impl<Bond: Get<Balance>> ProviderCollateral<AccountId, Balance> for FakeBonds<Bond> {
 	fn free_bond(who: &AccountId) -> Balance {
-		Bond::get() - Locked::get(who)
+		Bond::get() - Taken::get(who) - Locked::get(who)
 	}
 	fn lock_collateral(who: &AccountId, amount: Balance) -> DispatchResult {
 		ensure!(amount <= Self::free_bond(who), DispatchError::Other("InsufficientFreeBond"));
@@ -171,6 +183,13 @@ impl<Bond: Get<Balance>> ProviderCollateral<AccountId, Balance> for FakeBonds<Bo
 	}
 	fn unlock_collateral(who: &AccountId, amount: Balance) {
 		Locked::mutate(who, |l| *l = l.saturating_sub(amount));
+	}
+	fn forfeit_locked(who: &AccountId, amount: Balance, to: Option<&AccountId>) -> Balance {
+		let amount = amount.min(Locked::get(who));
+		Locked::mutate(who, |l| *l -= amount);
+		Taken::mutate(who, |t| *t += amount);
+		Forfeits::append((*who, amount, to.copied()));
+		amount
 	}
 }
 

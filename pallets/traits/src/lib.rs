@@ -176,6 +176,11 @@ pub trait ProviderCollateral<AccountId, Balance> {
 	fn lock_collateral(who: &AccountId, amount: Balance) -> DispatchResult;
 	/// Unlocks up to `amount` (less if a slash already reduced the bond).
 	fn unlock_collateral(who: &AccountId, amount: Balance);
+	/// Takes up to `amount` of what is locked out of the bond (a forfeited bid deposit, which
+	/// was locked with its bid): paid to `to`, or burnt if `None`. Not a slash: the provider
+	/// walked away from a commitment, nothing more. Returns what was taken (less if a slash
+	/// already reduced the bond).
+	fn forfeit_locked(who: &AccountId, amount: Balance, to: Option<&AccountId>) -> Balance;
 }
 
 /// Taking a provider's bond for a fault.

@@ -7,7 +7,7 @@ use super::{
 	attacks::register_as,
 	lifecycle::{
 		accept, alice, bid, bob, eve, ferdie, free, gpu, lease_of, order, run_to, storage, terms,
-		AccountId, Books,
+		worth, AccountId, Books,
 	},
 };
 use crate::{
@@ -138,13 +138,12 @@ fn a_jam_of_dead_sybil_bids_is_dropped_by_the_next_bidder_and_pays_the_buyer() {
 		assert_eq!(order.bid_count, 1);
 		assert_ok!(accept(&alice(), id, &eve()));
 		let _ = lease_of(id);
-		// The jam cost the sybils every deposit, paid to Alice: 32 STINT. Alice paid 50 STINT
-		// of escrow for Eve's lease (0.5 STINT × 100 blocks) and the order's storage deposit.
+		// The jam cost the sybils every deposit (out of their bonds), paid to Alice: 32 STINT.
+		// Alice paid 50 STINT of escrow for Eve's lease (0.5 STINT × 100 blocks) and the
+		// order's storage deposit.
 		for (who, ..) in &sybils {
-			assert_eq!(
-				free(who),
-				1_000 * STINT - 100 * STINT - sybil_registration(who) - deposit()
-			);
+			assert_eq!(worth(who), 1_000 * STINT - deposit());
+			assert_eq!(free(who), 1_000 * STINT - 100 * STINT - sybil_registration(who));
 		}
 		let forfeits = u128::from(max) * deposit();
 		assert_eq!(free(&alice()), alice0 - 50 * STINT - storage(id) + forfeits);
@@ -203,7 +202,7 @@ fn a_bait_order_pays_every_bidder_it_froze() {
 			compensation()
 		);
 		let (alice0, bob0, eve0, ferdie0) =
-			(free(&alice()), free(&bob()), free(&eve()), free(&ferdie()));
+			(free(&alice()), free(&bob()), free(&eve()), worth(&ferdie()));
 		// A bait: a manual order priced above the asks, bids for a day. Eve bids; Ferdie bids
 		// and his device then wins Bob's order, so his bid on the bait can no longer win.
 		let mut bait_terms = terms(Some(100), false, 0);
@@ -227,8 +226,9 @@ fn a_bait_order_pays_every_bidder_it_froze() {
 		}));
 		assert_eq!(free(&eve()), eve0 + compensation());
 		assert_eq!(free(&alice()), alice0 - compensation() + deposit());
-		// Ferdie: his bait deposit forfeited; 5 STINT of escrow for Bob's lease is Bob's.
-		assert_eq!(free(&ferdie()), ferdie0 - deposit());
+		// Ferdie: his bait deposit forfeited (from his bond); 5 STINT of escrow for Bob's lease
+		// is Bob's.
+		assert_eq!(worth(&ferdie()), ferdie0 - deposit());
 		assert!(free(&bob()) < bob0);
 		books.check(0);
 
@@ -239,7 +239,7 @@ fn a_bait_order_pays_every_bidder_it_froze() {
 		let close = pallet_market::Orders::<Runtime>::get(bait).unwrap().bids_close_at;
 		run_to(close + <Runtime as pallet_market::Config>::AcceptPeriod::get());
 		assert!(pallet_market::Orders::<Runtime>::get(bait).is_none());
-		assert_eq!(free(&eve()), eve1 + deposit() + compensation());
+		assert_eq!(free(&eve()), eve1 + compensation());
 		books.check(0);
 		// The figure: a day's bait of four orders with 32 bids each costs its buyer 3.84 STINT.
 		assert_eq!(4 * 32 * compensation(), 3_840 * MILLI_STINT);
@@ -286,7 +286,7 @@ fn a_stolen_worker_key_cannot_pay_its_holders_orders_with_its_providers_deposits
 		// window, a bid on each with the key, each retracted late.
 		let dave = Keyring::Dave.to_account_id();
 		let books = Books::open();
-		let (dave0, eve0) = (free(&dave), free(&eve()));
+		let (dave0, eve0) = (free(&dave), worth(&eve()));
 		let ids: Vec<u64> =
 			(0..4).map(|_| order(&dave, terms(Some(10), false, 0), 10 * STINT)).collect();
 		for id in &ids {
@@ -303,7 +303,7 @@ fn a_stolen_worker_key_cannot_pay_its_holders_orders_with_its_providers_deposits
 		}
 		// Before: Dave collected Eve's four deposits, 4 STINT every two blocks. Now they are
 		// burnt: Eve loses what she lost before, Dave gains nothing.
-		assert_eq!(free(&eve()), eve0 - 4 * deposit());
+		assert_eq!(worth(&eve()), eve0 - 4 * deposit());
 		let held: crate::Balance = ids.iter().map(|id| storage(*id) + 10 * STINT).sum();
 		assert_eq!(free(&dave), dave0 - held);
 		books.check(4 * deposit());
@@ -329,7 +329,7 @@ fn a_stolen_worker_key_burns_no_more_than_its_cap_an_era() {
 		// over, in its last block of bidding. Each late retraction burns Eve's deposit.
 		let dave = Keyring::Dave.to_account_id();
 		let books = Books::open();
-		let eve0 = free(&eve());
+		let eve0 = worth(&eve());
 		let per_bid = <Runtime as pallet_market::Config>::CollateralPerGpu::get() + deposit();
 		let gpus = <Providers as stint_traits::ProviderRegistry<AccountId>>::devices(&eve()).len();
 		let cap = <Runtime as pallet_market::Config>::WorkerCommitPerGpu::get() * gpus as u128;
@@ -352,7 +352,7 @@ fn a_stolen_worker_key_burns_no_more_than_its_cap_an_era() {
 		// Before: nothing stopped the loop but Eve's free balance and the block's weight. Now
 		// the key stops at its cap: `cap / (collateral + deposit)` bids an era.
 		assert_eq!(burnt, deposit() * (cap / per_bid));
-		assert_eq!(free(&eve()), eve0 - burnt);
+		assert_eq!(worth(&eve()), eve0 - burnt);
 		let cycle = {
 			use pallet_market::WeightInfo as _;
 			type W = <Runtime as pallet_market::Config>::WeightInfo;
@@ -386,6 +386,59 @@ fn a_stolen_worker_key_burns_no_more_than_its_cap_an_era() {
 			bounded_vec![gpu("eve", 0)]
 		));
 		books.check(burnt);
+	});
+}
+
+#[test]
+fn bait_orders_cannot_use_up_an_honest_workers_cap() {
+	build(DEV_RUNTIME_PRESET).execute_with(|| {
+		// Dave posts orders Eve's worker bids on, and cancels each once it has: more of them
+		// in an hour than the key's cap has room for.
+		let dave = Keyring::Dave.to_account_id();
+		let books = Books::open();
+		let per_bid = <Runtime as pallet_market::Config>::CollateralPerGpu::get() + deposit();
+		let gpus = <Providers as stint_traits::ProviderRegistry<AccountId>>::devices(&eve()).len();
+		let cap = <Runtime as pallet_market::Config>::WorkerCommitPerGpu::get() * gpus as u128;
+		let baits = cap / per_bid + 10;
+		let committed =
+			|| pallet_market::Bidders::<Runtime>::get(eve()).map(|b| b.by_workers).unwrap_or(0);
+		run_to(2);
+		let (eve0, dave0) = (free(&eve()), free(&dave));
+		for _ in 0..baits {
+			let bait = order(&dave, terms(Some(10), false, 0), 10 * STINT);
+			assert_ok!(Market::place_bid(
+				origin(&eve_worker()),
+				bait,
+				STINT,
+				bounded_vec![gpu("eve", 0)]
+			));
+			assert_eq!(committed(), per_bid);
+			assert_ok!(Market::cancel_order(origin(&dave), bait));
+			assert_eq!(committed(), 0);
+		}
+		// Before: each cancelled bid stayed counted for the rest of the era, and the key was
+		// refused (`WorkerCommitCapReached`) after `cap / per_bid` baits. Now a bid released
+		// without being won or forfeited gives its part back: the key still bids.
+		let honest = order(&alice(), terms(Some(10), true, 0), 10 * STINT);
+		assert_ok!(Market::place_bid(
+			origin(&eve_worker()),
+			honest,
+			STINT,
+			bounded_vec![gpu("eve", 0)]
+		));
+		// Each bait paid Eve for her bid's time; Dave paid that and his fees.
+		assert_eq!(free(&eve()), eve0 + baits * compensation());
+		assert_eq!(free(&dave), dave0 - baits * compensation());
+		println!(
+			"bait orders against a worker's cap: before, {} baits an hour stopped a {}-GPU \
+			 provider's worker; now {} baits leave it bidding, each costing the baiter {} \
+			 milli-STINT paid to the provider",
+			cap / per_bid,
+			gpus,
+			baits,
+			compensation() / MILLI_STINT,
+		);
+		books.check(0);
 	});
 }
 

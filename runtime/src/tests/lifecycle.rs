@@ -106,12 +106,12 @@ impl Books {
 		Market::do_try_state().expect("market invariants");
 		Leases::do_try_state().expect("lease invariants");
 		Streams::do_try_state().expect("stream invariants");
-		// Across pallets: each provider's locked collateral is exactly what its standing bids
-		// and live leases claim (a slash never shrinks it below that).
+		// Across pallets: each provider's locked bond is exactly what its standing bids
+		// (collateral and deposit) and live leases claim (a slash never shrinks it below that).
 		for (provider, ledger) in pallet_bonds::Ledgers::<Runtime>::iter() {
 			let in_bids: Balance = pallet_market::Bids::<Runtime>::iter()
 				.filter(|(_, who, _)| *who == provider)
-				.map(|(_, _, bid)| bid.collateral)
+				.map(|(_, _, bid)| bid.collateral + bid.deposit)
 				.sum();
 			let in_leases: Balance =
 				Leases::leases_of(&provider).into_iter().map(|(_, lease)| lease.collateral).sum();
@@ -240,6 +240,12 @@ pub(super) fn submit(lease: LeaseId, exit_code: i32) {
 	));
 }
 
+/// All `who` owns: free, held (deposits, escrow) and bonded. A bid's deposit leaves it only
+/// when forfeited (from the bond).
+pub(super) fn worth(who: &AccountId) -> Balance {
+	<Balances as frame_support::traits::fungible::Inspect<_>>::total_balance(who)
+}
+
 pub(super) fn locked(who: &AccountId) -> Balance {
 	pallet_bonds::Ledgers::<Runtime>::get(who).map(|l| l.locked).unwrap_or_default()
 }
@@ -258,7 +264,12 @@ fn order_bids_auto_accept_ack_stream_result() {
 		assert_eq!(Market::servable_orders(&eve(), None, 10).0, vec![(id, vec![gpu("eve", 0)])]);
 		bid(&eve(), id, STINT / 2, gpu("eve", 0));
 		bid(&ferdie(), id, STINT * 6 / 10, gpu("ferdie", 0));
-		assert_eq!((locked(&eve()), locked(&ferdie())), (COLLATERAL, COLLATERAL));
+		// Each bid locks its collateral and its deposit in the bond.
+		let deposit = <Runtime as pallet_market::Config>::BidDeposit::get();
+		assert_eq!(
+			(locked(&eve()), locked(&ferdie())),
+			(COLLATERAL + deposit, COLLATERAL + deposit)
+		);
 		books.check(0);
 
 		run_to(3);

@@ -66,7 +66,8 @@ fn the_worker_key_bids_acks_and_signs_for_its_provider_who_keeps_the_money() {
 			bounded_vec![gpu("eve", 0)]
 		));
 		assert!(pallet_market::Bids::<Runtime>::contains_key(id, eve()));
-		assert_eq!(super::lifecycle::locked(&eve()), COLLATERAL);
+		let deposit = <Runtime as pallet_market::Config>::BidDeposit::get();
+		assert_eq!(super::lifecycle::locked(&eve()), COLLATERAL + deposit);
 		// Having bid, the order is no longer servable; the bid is listed for Eve and her worker.
 		assert!(Market::servable_orders(&eve(), None, 10).0.is_empty());
 		assert_eq!(Market::bids_of(&eve()).len(), 1);

@@ -246,7 +246,6 @@ impl<E: Executor> Worker<E> {
 			live_leases: live,
 			standing_bids: (standing_bids.len() + pending) as u32,
 			free_bond: bond.map_or(0, |b| b.active.saturating_sub(b.locked)),
-			free_balance: client.free_balance(&provider).await.map_err(rpc)?,
 			costs,
 			// Beside the live leases, the bids that stand and those on their way.
 			scratch_free_bytes: scratch_free_bytes
