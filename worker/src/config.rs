@@ -291,6 +291,31 @@ pub struct Limits {
 	/// walk of the outputs alone, said at start. `false`: the walk alone.
 	#[serde(default = "default_true")]
 	pub outputs_filesystem: bool,
+	/// The user a Docker job runs as, `uid:gid`: a fixed unprivileged one whatever its image
+	/// says (an image's `USER root` would otherwise run the job as root, which leaves set-id
+	/// files and folders closed to the worker in the outputs). Never root. `""`: the image's
+	/// own user.
+	#[serde(default = "default_job_user")]
+	pub job_user: String,
+}
+
+/// `nobody`.
+pub const DEFAULT_JOB_USER: &str = "65534:65534";
+
+fn default_job_user() -> String {
+	DEFAULT_JOB_USER.into()
+}
+
+/// Whether `user` is a `uid:gid` (or a `uid`) of numbers, neither of them root's.
+pub fn valid_job_user(user: &str) -> bool {
+	let number = |part: &str| {
+		!part.is_empty() && part.bytes().all(|c| c.is_ascii_digit()) && part.parse::<u32>().is_ok()
+	};
+	let not_root = |part: &str| part.parse::<u32>().is_ok_and(|id| id != 0);
+	match user.split_once(':') {
+		Some((uid, gid)) => number(uid) && number(gid) && not_root(uid) && not_root(gid),
+		None => number(user) && not_root(user),
+	}
 }
 
 impl Default for Limits {
@@ -301,6 +326,7 @@ impl Default for Limits {
 			log_bytes: default_log_bytes(),
 			tmp_mib: default_tmp(),
 			outputs_filesystem: true,
+			job_user: default_job_user(),
 		}
 	}
 }
@@ -399,6 +425,13 @@ impl Config {
 		{
 			return Err(format!("[bidding] the price of {model} is below floor"));
 		}
+		if !config.limits.job_user.is_empty() && !valid_job_user(&config.limits.job_user) {
+			return Err(format!(
+				"[limits] job_user {:?}: give uid:gid as numbers, not root's (or \"\" for the \
+				 image's own user)",
+				config.limits.job_user
+			));
+		}
 		for program in &config.native.programs {
 			if stint_client::parse_hex32(&program.sha256).is_none() {
 				return Err(format!("[native] {}: sha256 is not 64 hex digits", program.name));
@@ -431,6 +464,7 @@ mod tests {
 		assert_eq!(config.bidding.price, 10 * stint_primitives::MILLI_STINT);
 		assert!(config.bidding.enabled && config.bidding.open_ended);
 		assert!(!config.worker.allow_private_inputs);
+		assert_eq!(config.limits.job_user, "65534:65534");
 	}
 
 	#[test]
@@ -460,6 +494,14 @@ mod tests {
 		assert!(Config::parse(&model).unwrap_err().contains("H100"));
 		let gpus = MINIMAL.replace("data_dir", "gpus = \"some\"\ndata_dir");
 		assert!(Config::parse(&gpus).is_err());
+		for user in ["0:0", "root", "1000:0", "0", "-1:5", "1000:", ":1000"] {
+			let root = format!("{MINIMAL}\n[limits]\njob_user = {user:?}\n");
+			assert!(Config::parse(&root).unwrap_err().contains("job_user"), "{user}");
+		}
+		for user in ["1000:1000", "65534", ""] {
+			let fine = format!("{MINIMAL}\n[limits]\njob_user = {user:?}\n");
+			assert_eq!(Config::parse(&fine).unwrap().limits.job_user, user);
+		}
 		let none = MINIMAL.replace("[\"ws://127.0.0.1:9944\"]", "[]");
 		assert!(Config::parse(&none).unwrap_err().contains("at least one"));
 	}

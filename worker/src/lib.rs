@@ -18,7 +18,8 @@
 //! - [`http`]: the servers of both, with limits no stranger can get around;
 //! - [`once`]: `run-once`, one job without a chain;
 //! - [`quota`]: each lease's outputs in a filesystem of the order's size;
-//! - [`gpu`]: the leased devices' UUIDs, from the probe.
+//! - [`gpu`]: the leased devices' UUIDs, from the probe;
+//! - [`toolkit`]: the NVIDIA Container Toolkit's version, checked before GPUs go to jobs.
 
 pub mod api;
 pub mod bench;
@@ -36,6 +37,7 @@ pub mod metrics;
 pub mod once;
 pub mod quota;
 pub mod runner;
+pub mod toolkit;
 
 /// `stint-worker <version>`, as receipts record it.
 pub const WORKER_VERSION: &str = concat!("stint-worker ", env!("CARGO_PKG_VERSION"));

@@ -10,14 +10,16 @@
 use std::{collections::HashSet, path::PathBuf, process::ExitCode, sync::Arc};
 
 use clap::{Parser, Subcommand, ValueEnum};
+use stint_primitives::ExecutorKind;
 use stint_worker::{
-	config::{Config, ExecutorChoice, GpuMode, NativeProgram},
+	config::{Config, ExecutorChoice, GpuMode, Limits, NativeProgram},
 	executor::{docker::Docker, native::Native, Executor},
 	gpu::Gpus,
 	journal::Journal,
 	log,
-	once::{run_once, JobFile},
+	once::{run_once_with, JobFile},
 	runner::Worker,
+	toolkit,
 };
 
 #[derive(Parser)]
@@ -47,7 +49,13 @@ enum Command {
 		adopt: Vec<u64>,
 	},
 	/// Runs one job file through the executor, without a chain, and prints its receipt.
-	RunOnce { job: PathBuf },
+	RunOnce {
+		job: PathBuf,
+		/// The user the job runs as, as `[limits] job_user` says it (`uid:gid`, never root;
+		/// `""`: the image's own user).
+		#[arg(long, default_value = stint_worker::config::DEFAULT_JOB_USER)]
+		job_user: String,
+	},
 	/// Prints this machine's GPUs, CPU cores, memory and free disk as the provider file's
 	/// `[hardware]` section (or JSON). Without a GPU (no driver, or none the driver sees) it
 	/// prints the host with an empty GPU list and says why on stderr. With GPUs it self-tests
@@ -111,7 +119,7 @@ fn main() -> ExitCode {
 			probe(&scratch, json, require_gpu, !no_selftest)
 		}
 		Command::Run { config, adopt } => runtime().block_on(run(&config, adopt)),
-		Command::RunOnce { job } => runtime().block_on(once(&job)),
+		Command::RunOnce { job, job_user } => runtime().block_on(once(&job, job_user)),
 		Command::Journal { command } => journal(command),
 		Command::Selftest { json, require_gpu } => selftest(json, require_gpu),
 		Command::BenchExecutor { image, runs } => runtime().block_on(bench(&image, runs)),
@@ -211,6 +219,24 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 				log::alert("gpu", None, why);
 				gpus = gpus.unusable(why);
 			}
+			// An engine that gives containers GPUs through a toolkit an image can take over
+			// is not given any job at all.
+			(None, Some(true)) if executor.kind() == ExecutorKind::Docker => {
+				match toolkit::installed() {
+					Some(version) => {
+						if let Err(why) = toolkit::check(version) {
+							return fail("gpu", why);
+						}
+					}
+					None => log::alert(
+						"gpu",
+						None,
+						"cannot tell the NVIDIA Container Toolkit's version (neither nvidia-ctk \
+						 nor nvidia-container-cli answers): make sure it is 1.17.8 or later \
+						 (CVE-2025-23266)",
+					),
+				}
+			}
 			(None, Some(true)) => {}
 			(None, None) => {
 				log::warn(
@@ -245,7 +271,11 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 	}
 }
 
-async fn once(path: &std::path::Path) -> ExitCode {
+async fn once(path: &std::path::Path, job_user: String) -> ExitCode {
+	if !job_user.is_empty() && !stint_worker::config::valid_job_user(&job_user) {
+		return fail("run-once", format!("--job-user {job_user:?}: give uid:gid, not root's"));
+	}
+	let limits = Limits { job_user, ..Limits::default() };
 	let text = match std::fs::read_to_string(path) {
 		Ok(text) => text,
 		Err(e) => return fail("run-once", format!("{}: {e}", path.display())),
@@ -265,12 +295,12 @@ async fn once(path: &std::path::Path) -> ExitCode {
 			let sha256 = job.image.rsplit_once(':').map(|(_, d)| d.to_string()).unwrap_or_default();
 			let programs = vec![NativeProgram { name, path: program, sha256 }];
 			match Native::new(programs, job.out.join(".native")) {
-				Ok(native) => run_once(&native, &job).await,
+				Ok(native) => run_once_with(&native, &job, limits).await,
 				Err(e) => return fail("executor", e),
 			}
 		}
 		None => match Docker::connect().await {
-			Ok(docker) => run_once(&docker, &job).await,
+			Ok(docker) => run_once_with(&docker, &job, limits).await,
 			Err(e) => return fail("executor", e),
 		},
 	};

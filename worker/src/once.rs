@@ -144,8 +144,17 @@ async fn watch<E: Executor>(
 	}
 }
 
-/// Runs the job in `job` on `executor` and reports.
+/// Runs the job in `job` on `executor` with the default limits and reports.
 pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceReport, String> {
+	run_once_with(executor, job, Limits::default()).await
+}
+
+/// Runs the job in `job` on `executor` with `limits` (the worker's `[limits]`) and reports.
+pub async fn run_once_with<E: Executor>(
+	executor: &E,
+	job: &JobFile,
+	limits: Limits,
+) -> Result<OnceReport, String> {
 	let spec = job.spec()?;
 	let devices = job.gpus.iter().map(|uuid| device_id(uuid)).collect();
 	let mut entry = LeaseEntry::new(0, [0; 32], spec.clone(), devices, executor.kind());
@@ -166,7 +175,7 @@ pub async fn run_once<E: Executor>(executor: &E, job: &JobFile) -> Result<OnceRe
 		dirs: dirs.clone(),
 		nano_cpus: host.cpu_cores as i64 * 1_000_000_000,
 		memory_bytes: ((host.ram_mib << 20) as f64 * 0.9) as i64,
-		limits: Limits::default(),
+		limits,
 		labels,
 	};
 	let started = crate::unix_ms();

@@ -124,6 +124,48 @@ async fn a_job_has_no_network_and_a_read_only_root() {
 	assert_eq!(stdout, "no network\nread-only root\n");
 }
 
+/// An image that asks for root and preloads its own code (through the NVIDIA Container
+/// Toolkit's hooks, up to 1.17.7, that ran on the host as root: CVE-2025-23266) gets neither:
+/// the job runs as `nobody`, the loader's variables are empty, and what it writes is nobody's.
+#[tokio::test]
+async fn a_job_runs_as_nobody_with_the_loaders_variables_emptied_whatever_its_image_says() {
+	use std::os::unix::fs::MetadataExt;
+	let docker = docker().await;
+	let dir = tempfile::tempdir().unwrap();
+	let image = derived_image(
+		"stint-test/hostile-env",
+		"ENV LD_PRELOAD=/evil.so LD_AUDIT=/evil.so LD_LIBRARY_PATH=/evil\nUSER 0:0",
+	);
+	let image = format!("stint-test/hostile-env@{image}");
+	let steps = [
+		"/job",
+		"whoami",
+		"-",
+		"env",
+		"LD_PRELOAD",
+		"env",
+		"LD_AUDIT",
+		"env",
+		"LD_LIBRARY_PATH",
+		"write",
+		"f",
+		"x",
+	];
+	let job = request(dir.path(), 12, &image, &steps);
+	let (state, stdout, _) = run(&docker, &job).await;
+	assert_eq!(state, JobState::Exited { code: 0, oom: false }, "{stdout}");
+	assert_eq!(
+		stdout, "uid=65534 gid=65534\nLD_PRELOAD=\nLD_AUDIT=\nLD_LIBRARY_PATH=\nwrote f\n",
+		"before: uid=0 and the image's /evil.so"
+	);
+	let written = std::fs::metadata(job.dirs.outputs().join("f")).unwrap();
+	assert_eq!((written.uid(), written.gid()), (65534, 65534));
+	// `job_user = ""` leaves the image its own user (the loader's variables stay emptied).
+	let as_image = as_image_user(request(dir.path(), 13, &image, &["/job", "whoami", "-"]));
+	let (_, stdout, _) = run(&docker, &as_image).await;
+	assert_eq!(stdout, "uid=0 gid=0\n");
+}
+
 #[tokio::test]
 async fn a_job_past_its_time_is_stopped_and_a_stopped_job_is_found_by_its_labels() {
 	let docker = docker().await;
@@ -264,6 +306,12 @@ fn assert_isolated(handle: &str, job: &JobRequest) {
 	}
 }
 
+/// `job` run as its image's own user rather than the worker's fixed one.
+fn as_image_user(mut job: JobRequest) -> JobRequest {
+	job.limits.job_user = String::new();
+	job
+}
+
 /// An image made from the test image by the Dockerfile lines `lines` (no context needed).
 fn derived_image(name: &str, lines: &str) -> String {
 	use std::io::Write;
@@ -294,8 +342,11 @@ async fn an_image_and_command_that_start_no_process_are_the_orders_fault_and_lea
 		(request(dir.path(), 31, &image, &["/nope"]), id.clone()),
 		// No command at all (refused at create).
 		(request(dir.path(), 32, &image, &[]), derived_image("stint-test/nocmd", "ENTRYPOINT []")),
-		// A user the image does not have.
-		(request(dir.path(), 33, &image, &[]), derived_image("stint-test/nouser", "USER nobody")),
+		// A user the image does not have (left to the image: `job_user = ""`).
+		(
+			as_image_user(request(dir.path(), 33, &image, &[])),
+			derived_image("stint-test/nouser", "USER nobody"),
+		),
 		// More volumes than a job may have (each would be a tmpfs).
 		(
 			request(dir.path(), 34, &image, &["/job", "exit", "0"]),
@@ -347,7 +398,11 @@ async fn the_engine_opens_the_folders_a_job_closed_and_touches_nothing_in_them()
 	assert_eq!(mode(long.as_ref()) & 0o7777, 0o707);
 	assert_eq!(mode(odd.as_ref()) & 0o7777, 0o707);
 	assert_eq!(std::fs::read_to_string(outputs.join("a/b/f")).unwrap(), "kept");
-	assert_eq!(std::fs::metadata(outputs.join("a")).unwrap().uid(), 0, "the job's owner kept");
+	assert_eq!(
+		std::fs::metadata(outputs.join("a")).unwrap().uid(),
+		65534,
+		"the job's owner (nobody) kept"
+	);
 	docker.remove(&handle).await.unwrap();
 }
 
@@ -390,6 +445,9 @@ async fn a_worker_that_is_not_root_counts_and_can_remove_what_a_root_job_closed_
 			.arg(&worker)
 			.arg("run-once")
 			.arg(&job)
+			// As root, the image's own user: a job run as the worker's user (its default,
+			// nobody) owns nothing the worker cannot enter.
+			.args(["--job-user", ""])
 			.output()
 			.unwrap();
 		// Exit 3: the job ran and failed (killed over its limit); the report is on stdout.

@@ -254,6 +254,10 @@ impl Docker {
 	}
 }
 
+/// The dynamic loader's variables, emptied in every job's environment.
+pub const LOADER_VARIABLES: [&str; 4] =
+	["LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "LD_ORIGIN_PATH"];
+
 /// The most image `VOLUME`s replaced by a sized tmpfs.
 const MAX_IMAGE_VOLUMES: usize = 16;
 
@@ -278,6 +282,11 @@ fn container_body(job: &JobRequest, image_id: &str, volumes: &[String]) -> Conta
 			format!("{}={}", String::from_utf8_lossy(&var.key), String::from_utf8_lossy(&var.value))
 		})
 		.collect();
+	// Whatever the image's `ENV` says, the loader preloads and audits nothing and searches no
+	// path the image chose: the NVIDIA Container Toolkit's hooks run with the container's
+	// environment, and through 1.17.7 an image's `LD_PRELOAD` ran its code on the host as root
+	// (CVE-2025-23266). Images find their libraries through `ld.so.conf`, as NVIDIA's do.
+	env.extend(LOADER_VARIABLES.iter().map(|name| format!("{name}=")));
 	env.push(format!("STINT_LEASE={}", job.lease));
 	env.push("STINT_OUTPUTS=/outputs".into());
 	env.push("STINT_INPUTS=/inputs".into());
@@ -312,6 +321,8 @@ fn container_body(job: &JobRequest, image_id: &str, volumes: &[String]) -> Conta
 		cmd,
 		env: Some(env),
 		labels: Some(job.labels.clone()),
+		// A fixed unprivileged user, not the image's (see `Limits::job_user`).
+		user: (!job.limits.job_user.is_empty()).then(|| job.limits.job_user.clone()),
 		network_disabled: Some(true),
 		working_dir: Some("/outputs".into()),
 		host_config: Some(HostConfig {
@@ -687,7 +698,12 @@ mod tests {
 		let env = body.env.unwrap();
 		assert!(env.contains(&"NVIDIA_VISIBLE_DEVICES=GPU-a,GPU-b".to_string()), "{env:?}");
 		let none = container_body(&job(vec![]), "sha256:x", &[]);
-		assert!(none.env.unwrap().contains(&"NVIDIA_VISIBLE_DEVICES=void".to_string()));
+		assert_eq!(none.user.as_deref(), Some("65534:65534"), "nobody, whatever the image says");
+		let env = none.env.unwrap();
+		assert!(env.contains(&"NVIDIA_VISIBLE_DEVICES=void".to_string()));
+		for name in LOADER_VARIABLES {
+			assert!(env.contains(&format!("{name}=")), "{name} emptied: {env:?}");
+		}
 		let none = none.host_config.unwrap();
 		assert!(none.device_requests.is_none());
 		// Memory and CPUs left to the host only when the lease sets no share.

@@ -21,8 +21,8 @@ use stint_client::{
 	runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, ReplicaDecision, Static,
 };
 use stint_primitives::{
-	BlockNumber, DeviceId, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
-	StopReason, RECEIPT_DOMAIN,
+	BlockNumber, DeviceId, ExecutionReceipt, ExecutorKind, Instant, LeaseId, NextDuty, ReportKind,
+	ReservedExit, StopReason, RECEIPT_DOMAIN,
 };
 
 use crate::{
@@ -281,6 +281,14 @@ impl<E: Executor> Worker<E> {
 			return;
 		}
 		let Some(supported) = self.executor.gpus_supported().await else { return };
+		// As at start: never GPUs through a toolkit an image can take over.
+		if supported && self.executor.kind() == ExecutorKind::Docker {
+			if let Some(Err(why)) = crate::toolkit::installed().map(crate::toolkit::check) {
+				log::alert("gpu", None, format!("{why}: no GPU is offered"));
+				*self.gpu_passthrough.lock().expect("not poisoned") = Some(false);
+				return;
+			}
+		}
 		match supported {
 			true => log::info("gpu", None, "the executor can pass GPUs to jobs: they are offered"),
 			false => log::alert(

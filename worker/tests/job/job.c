@@ -16,6 +16,7 @@
  *   rootfs -          try to write /etc/stint; exit 43 if it worked
  *   copy N            copy /inputs/N to /outputs/copy-N
  *   env NAME          print NAME=value of an environment variable
+ *   whoami -          print uid=U gid=G, the user it runs as
  *   cpus -            print cpus=LIST, the CPUs it may run on (as 0,2,3)
  *   detach SECONDS    start a child in a session of its own that sleeps SECONDS (its pid in
  *                     /outputs/detached)
@@ -158,6 +159,8 @@ int main(int argc, char **argv) {
 			fclose(out);
 		} else if (!strcmp(step, "env")) {
 			printf("%s=%s\n", arg, getenv(arg) ? getenv(arg) : "");
+		} else if (!strcmp(step, "whoami")) {
+			printf("uid=%d gid=%d\n", (int)getuid(), (int)getgid());
 		} else if (!strcmp(step, "cpus")) {
 			cpu_set_t set;
 			if (sched_getaffinity(0, sizeof set, &set) != 0) return 56;
