@@ -146,11 +146,12 @@ where
 	TypeInfo,
 )]
 #[scale_info(skip_type_params(MaxStanding))]
-pub struct Bidder<
+pub struct Bidder<Balance, BlockNumber, MaxStanding>
+where
 	Balance: Clone + PartialEq + Eq + core::fmt::Debug + Default,
 	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug + Default,
 	MaxStanding: Get<u32>,
-> {
+{
 	/// The orders it has a bid standing on, oldest first.
 	pub bids: BoundedVec<OrderId, MaxStanding>,
 	/// The era `by_workers` counts in: the block number divided by `WorkerEra`.
@@ -162,11 +163,11 @@ pub struct Bidder<
 	pub by_workers: Balance,
 }
 
-impl<
-		Balance: Clone + PartialEq + Eq + core::fmt::Debug + Default + Copy,
-		BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug + Default,
-		MaxStanding: Get<u32>,
-	> Bidder<Balance, BlockNumber, MaxStanding>
+impl<Balance, BlockNumber, MaxStanding> Bidder<Balance, BlockNumber, MaxStanding>
+where
+	Balance: Clone + PartialEq + Eq + core::fmt::Debug + Default + Copy,
+	BlockNumber: Clone + PartialEq + Eq + core::fmt::Debug + Default,
+	MaxStanding: Get<u32>,
 {
 	/// Bids standing now.
 	pub fn standing(&self) -> u32 {
