@@ -108,7 +108,9 @@ timeout_secs = 120
 out = "$job/out"
 TOML
 	echo "[gpu-check] run-once (native) on $uuid"
-	if "$bin" run-once "$job/job.toml" > "$job/report.json" \
+	# As the worker's own user: the program is the worker itself, and this folder may be closed
+	# to others (a native job as `nobody` needs every folder above its own open to it).
+	if "$bin" run-once --job-user "" "$job/job.toml" > "$job/report.json" \
 		&& grep -q "$uuid" "$job/out/logs/stdout" \
 		&& [ "$(grep -c 'self-test GPU-' "$job/out/logs/stdout")" = 1 ]; then
 		cat "$job/out/logs/stdout"

@@ -173,19 +173,28 @@ pub enum ReservedExit {
 	/// The image and command start no process: no command at all, no such executable, an
 	/// unknown user (order's fault).
 	JobUnstartable = -1005,
+	/// The image is larger than the provider's limit, read before or while it is pulled, or it
+	/// unpacks to more than that on disk (order's fault: a gzip bomb is the buyer's choice).
+	ImageTooLarge = -1006,
 	/// The container vanished (engine reset, host reboot): the provider's fault.
 	ContainerLost = -2001,
+	/// The machine lacked what it bid with when the lease came (disk, a GPU, its engine): the
+	/// lease is acknowledged and ended at once rather than left to a no-show. The provider's
+	/// fault.
+	HostShort = -2002,
 }
 
 impl ReservedExit {
 	/// Every reserved code.
-	pub const ALL: [ReservedExit; 6] = [
+	pub const ALL: [ReservedExit; 8] = [
 		Self::ImageUnavailable,
 		Self::ImageDigestMismatch,
 		Self::InputUnreachable,
 		Self::InputHashMismatch,
 		Self::JobUnstartable,
+		Self::ImageTooLarge,
 		Self::ContainerLost,
+		Self::HostShort,
 	];
 
 	/// The exit code reported.
@@ -205,8 +214,9 @@ impl ReservedExit {
 			| Self::ImageDigestMismatch
 			| Self::InputUnreachable
 			| Self::InputHashMismatch
-			| Self::JobUnstartable => Fault::Order,
-			Self::ContainerLost => Fault::Provider,
+			| Self::JobUnstartable
+			| Self::ImageTooLarge => Fault::Order,
+			Self::ContainerLost | Self::HostShort => Fault::Provider,
 		}
 	}
 }
@@ -312,7 +322,9 @@ pub(crate) mod tests {
 		assert_eq!(ReservedExit::InputUnreachable.code(), -1003);
 		assert_eq!(ReservedExit::InputHashMismatch.code(), -1004);
 		assert_eq!(ReservedExit::JobUnstartable.code(), -1005);
+		assert_eq!(ReservedExit::ImageTooLarge.code(), -1006);
 		assert_eq!(ReservedExit::ContainerLost.code(), -2001);
+		assert_eq!(ReservedExit::HostShort.code(), -2002);
 		assert_eq!(fault_of(0), None);
 		assert_eq!(fault_of(1), Some(Fault::Job));
 		assert_eq!(fault_of(137), Some(Fault::Job));

@@ -6,7 +6,10 @@
 use stint_client::{BidCosts, BuyerStanding};
 use stint_primitives::{is_job_env_name, Balance, DeviceId};
 
-use crate::{config::BiddingConfig, executor::registry_of};
+use crate::{
+	config::BiddingConfig,
+	executor::{private_registry, registry_of},
+};
 
 /// An order the runtime says this worker can serve, with what the policy reads of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +94,8 @@ pub enum Skip {
 	TooLong,
 	OpenEnded,
 	Registry(String),
+	/// The image's registry is loopback or on a private network: never, whatever the list.
+	PrivateRegistry(String),
 	OutputTooLarge,
 	DeviceNotSeen,
 	/// The job sets an environment variable the worker reserves (the loader's, the GPUs', the
@@ -190,6 +195,8 @@ fn misfit(
 		Some(Skip::VerdictWindowTooLong)
 	} else if candidate.stands_for > policy.max_bid_blocks {
 		Some(Skip::StandsTooLong { blocks: candidate.stands_for })
+	} else if private_registry(&registry) {
+		Some(Skip::PrivateRegistry(registry))
 	} else if !policy.registries.is_empty() && !policy.registries.contains(&registry) {
 		Some(Skip::Registry(registry))
 	} else if candidate.max_output_bytes > scratch_free_bytes {
@@ -485,6 +492,18 @@ mod tests {
 		policy.registries = vec!["docker.io".into()];
 		let (_, skipped) = pick(&policy, &standing(), &[order(6, "x")], |_| true, &Busy::new());
 		assert_eq!(skipped, vec![(6, Skip::Registry("ghcr.io".into()))]);
+		// A loopback or private registry never, even listed (or with any registry allowed).
+		let image = |registry: &str| format!("{registry}/x@sha256:{}", "a".repeat(64));
+		for registry in ["localhost:5000", "127.0.0.1:5000", "10.0.0.7"] {
+			policy.registries = vec![registry.into()];
+			let inside = Candidate { image: image(registry).into_bytes(), ..order(7, "x") };
+			let (_, skipped) = pick(&policy, &standing(), &[inside], |_| true, &Busy::new());
+			assert_eq!(skipped, vec![(7, Skip::PrivateRegistry(registry.into()))]);
+		}
+		policy.registries = vec![];
+		let inside = Candidate { image: image("[::1]:5000").into_bytes(), ..order(8, "x") };
+		let (_, skipped) = pick(&policy, &standing(), &[inside], |_| true, &Busy::new());
+		assert_eq!(skipped, vec![(8, Skip::PrivateRegistry("[::1]:5000".into()))]);
 	}
 
 	#[test]

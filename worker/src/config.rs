@@ -27,7 +27,8 @@
 //! max_bid_blocks = 1200                  # no bid that could stand longer (window + accept)
 //! max_duration = 100000                  # blocks; longer fixed orders are not bid on
 //! open_ended = true                      # bid on orders without a fixed duration
-//! registries = []                        # allowed image registries (empty: any)
+//! registries = ["docker.io", "ghcr.io"]  # allowed image registries (unset: DEFAULT_REGISTRIES;
+//!                                        # []: any public one; never loopback nor private)
 //! settle_every = 100                     # blocks between settlements of each live stream
 //! ```
 
@@ -170,7 +171,10 @@ pub struct BiddingConfig {
 	pub max_duration: u32,
 	#[serde(default = "yes")]
 	pub open_ended: bool,
-	#[serde(default)]
+	/// The registries whose images are bid on (`docker.io` for a name without one). Unset:
+	/// [`DEFAULT_REGISTRIES`]; `[]`: any. A loopback or private one never is, listed or not
+	/// (`executor::private_registry`).
+	#[serde(default = "default_registries")]
 	pub registries: Vec<String>,
 	#[serde(default = "default_settle_every")]
 	pub settle_every: u32,
@@ -205,7 +209,7 @@ impl Default for BiddingConfig {
 			max_leases: default_max_leases(),
 			max_duration: default_max_duration(),
 			open_ended: true,
-			registries: Vec::new(),
+			registries: default_registries(),
 			settle_every: default_settle_every(),
 			retract_after_secs: default_retract_after_secs(),
 			buyer_objection_percent: default_buyer_objection_percent(),
@@ -270,6 +274,21 @@ fn stint_map<'de, D: serde::Deserializer<'de>>(
 		.collect()
 }
 
+/// The public registries bid on unless `[bidding] registries` says otherwise.
+pub const DEFAULT_REGISTRIES: [&str; 7] = [
+	"docker.io",
+	"ghcr.io",
+	"quay.io",
+	"nvcr.io",
+	"registry.k8s.io",
+	"public.ecr.aws",
+	"mcr.microsoft.com",
+];
+
+fn default_registries() -> Vec<String> {
+	DEFAULT_REGISTRIES.map(String::from).to_vec()
+}
+
 /// What one job may use of the host.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -297,6 +316,24 @@ pub struct Limits {
 	/// own user.
 	#[serde(default = "default_job_user")]
 	pub job_user: String,
+	/// The most an image pulled for a job may take, in MiB: its layers as downloaded, and what
+	/// it unpacks to. Larger: the order's fault (`ImageTooLarge`), the pull cancelled.
+	#[serde(default = "default_max_image_mib")]
+	pub max_image_mib: u64,
+}
+
+fn default_max_image_mib() -> u64 {
+	crate::executor::docker::DEFAULT_MAX_IMAGE_MIB
+}
+
+impl Limits {
+	/// What the Docker engine may pull for a job under these limits.
+	pub fn pull_rules(&self) -> crate::executor::docker::PullRules {
+		crate::executor::docker::PullRules {
+			max_image_bytes: self.max_image_mib.saturating_mul(1 << 20),
+			..Default::default()
+		}
+	}
 }
 
 /// `nobody`.
@@ -327,6 +364,7 @@ impl Default for Limits {
 			tmp_mib: default_tmp(),
 			outputs_filesystem: true,
 			job_user: default_job_user(),
+			max_image_mib: default_max_image_mib(),
 		}
 	}
 }
@@ -364,6 +402,11 @@ pub struct NativeProgram {
 	pub path: PathBuf,
 	/// 64 hex digits.
 	pub sha256: String,
+	/// Its arguments, fixed by the provider: an order names the program and brings inputs,
+	/// never arguments nor variables (a program that interprets its arguments, python or
+	/// torchrun, would otherwise run whatever a buyer wrote).
+	#[serde(default)]
+	pub args: Vec<String>,
 }
 
 /// Why a configuration cannot be used.
@@ -432,9 +475,12 @@ impl Config {
 				config.limits.job_user
 			));
 		}
-		for program in &config.native.programs {
+		for (n, program) in config.native.programs.iter().enumerate() {
 			if stint_client::parse_hex32(&program.sha256).is_none() {
 				return Err(format!("[native] {}: sha256 is not 64 hex digits", program.name));
+			}
+			if config.native.programs[..n].iter().any(|other| other.name == program.name) {
+				return Err(format!("[native] {}: named twice", program.name));
 			}
 		}
 		Ok(config)
@@ -465,6 +511,8 @@ mod tests {
 		assert!(config.bidding.enabled && config.bidding.open_ended);
 		assert!(!config.worker.allow_private_inputs);
 		assert_eq!(config.limits.job_user, "65534:65534");
+		assert!(config.bidding.registries.iter().any(|r| r == "docker.io"));
+		assert!(config.bidding.registries.iter().all(|r| r.contains('.')));
 	}
 
 	#[test]

@@ -25,8 +25,10 @@ pub enum Phase {
 	Preparing,
 	/// The image and inputs are ready: acknowledge.
 	Prepared,
-	/// The order was at fault (image or input unavailable): acknowledge, then report the
-	/// reserved exit code without running anything.
+	/// The lease cannot run: the order was at fault (image or input unavailable), or the
+	/// machine lacked what it bid with when the ack deadline came (`HostShort`, the
+	/// provider's fault). Acknowledge, then report the reserved exit code without running
+	/// anything. (The name predates the second case; journals keep it.)
 	OrderFault,
 	/// Acknowledged on chain; the job is not started yet.
 	Acked,
@@ -94,7 +96,8 @@ pub struct LeaseEntry {
 	/// The image (or program) that runs, as the executor names it, and its digest.
 	pub image_id: Option<String>,
 	pub image_digest: [u8; 32],
-	/// The order's fault found while preparing, as a reserved exit code.
+	/// Why the lease cannot run, found while preparing, as a reserved exit code: the order's
+	/// fault, or `HostShort` (see [`Phase::OrderFault`]).
 	pub order_fault: Option<i32>,
 	pub input_hashes: Vec<[u8; 32]>,
 	pub container: Option<String>,

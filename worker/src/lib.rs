@@ -5,6 +5,9 @@
 //! program the provider's configuration names), and commits each result exactly once, signed by
 //! the worker key: the output root, the execution receipt's hash, the exit code.
 //!
+//! - [`runner`]: the daemon, `stint-worker run`: the chain session, each lease's steps, the
+//!   reports and receipts, bidding and the settlement beat, as named tasks (one at a time of a
+//!   kind, `runner::tasks`);
 //! - [`config`], `worker.toml`;
 //! - [`chain`]: the node connection (failover, stall detection) and the calls it sends;
 //! - [`duties`]: [`duties::plan`], the pure function from chain state, journal and containers to
@@ -19,7 +22,12 @@
 //! - [`once`]: `run-once`, one job without a chain;
 //! - [`quota`]: each lease's outputs in a filesystem of the order's size;
 //! - [`gpu`]: the leased devices' UUIDs, from the probe;
-//! - [`toolkit`]: the NVIDIA Container Toolkit's version, checked before GPUs go to jobs.
+//! - [`toolkit`]: the NVIDIA Container Toolkit's version, checked before GPUs go to jobs;
+//! - [`bench`]: `bench-executor`, the Docker executor's cost over a bare `docker run`;
+//! - [`log`]: the worker's log lines and alerts.
+//!
+//! What the machine has (GPUs, CPUs, memory, disk) is the `stint-probe` crate's, shared with
+//! the CLI.
 
 pub mod api;
 pub mod bench;

@@ -154,6 +154,7 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 			// An engine that does not answer yet (a machine still booting, a daemon restarting)
 			// does not stop the worker: its metrics, its outputs API and its watch over the
 			// chain start anyway; it acknowledges and bids on nothing until the engine answers.
+			let rules = config.limits.pull_rules();
 			let docker = match Docker::connect().await {
 				Ok(docker) => {
 					let version = docker.api_version().unwrap_or_default();
@@ -176,9 +177,14 @@ async fn run(path: &std::path::Path, adopt: Vec<u64>) -> ExitCode {
 					Docker::default()
 				}
 			};
-			run_with(config, docker, adopt).await
+			run_with(config, docker.with_rules(rules), adopt).await
 		}
 		ExecutorChoice::Native => {
+			let user = &config.limits.job_user;
+			if !user.is_empty() && !rustix::process::geteuid().is_root() {
+				let why = stint_worker::executor::native::NotRoot(user.clone());
+				return fail("executor", why.to_string());
+			}
 			let state = config.worker.data_dir.join("native");
 			match Native::new(config.native.programs.clone(), state) {
 				Ok(native) => {
@@ -293,14 +299,22 @@ async fn once(path: &std::path::Path, job_user: String) -> ExitCode {
 			let name = job.image.split('@').next().unwrap_or_default();
 			let name = name.strip_prefix("native/").unwrap_or(name).to_string();
 			let sha256 = job.image.rsplit_once(':').map(|(_, d)| d.to_string()).unwrap_or_default();
-			let programs = vec![NativeProgram { name, path: program, sha256 }];
+			// The job file is its provider's own: the words after the program's name are the
+			// arguments it declares for it.
+			let args = job.command.iter().skip(1).cloned().collect();
+			let programs = vec![NativeProgram { name, path: program, sha256, args }];
+			let mut job = job.clone();
+			job.command.truncate(1);
 			match Native::new(programs, job.out.join(".native")) {
 				Ok(native) => run_once_with(&native, &job, limits).await,
 				Err(e) => return fail("executor", e),
 			}
 		}
 		None => match Docker::connect().await {
-			Ok(docker) => run_once_with(&docker, &job, limits).await,
+			Ok(docker) => {
+				let docker = docker.with_rules(limits.pull_rules());
+				run_once_with(&docker, &job, limits).await
+			}
 			Err(e) => return fail("executor", e),
 		},
 	};

@@ -12,7 +12,8 @@ pub struct Metrics {
 	pub registry: Registry,
 	/// Leases by the journal's phase.
 	pub leases: IntGaugeVec,
-	/// Jobs by outcome: succeeded, failed, order_fault, lost.
+	/// Jobs by outcome: succeeded, failed, order_fault, host_short (given up for want of disk,
+	/// a GPU or the engine), lost.
 	pub jobs: IntCounterVec,
 	pub job_seconds: Histogram,
 	/// Bids by result: placed, retracted, refused, error.

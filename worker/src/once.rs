@@ -11,7 +11,9 @@
 //! gpus = []                                # GPU UUIDs to pass, e.g. ["GPU-…"]
 //! out = "run-once-out"                     # outputs/, logs/, receipt.scale, receipt.json
 //!                                          # (relative: from the job file's folder)
-//! # program = "bin/selftest"               # run natively: image = "native/selftest@sha256:<file's>"
+//! # program = "bin/selftest"               # run natively: image = "native/selftest@sha256:<file's>",
+//!                                          # command's words past the first: its declared
+//!                                          # arguments; no env
 //! ```
 
 use std::{

@@ -1,5 +1,7 @@
-//! The native executor: configured programs only, pinned by their sha256, run unisolated in a
-//! process group of their own, with an exit code that survives the worker.
+//! The native executor: configured programs only, pinned by their sha256, with the arguments
+//! their provider declared (an order brings neither arguments nor variables), run unisolated
+//! in a process group of their own as the job's user (who cannot read the worker's key), with
+//! an exit code that survives the worker.
 
 mod common;
 
@@ -10,23 +12,52 @@ use stint_worker::{
 	commit::LeaseDirs,
 	config::{Limits, NativeProgram},
 	executor::{
-		held, native::Native, Executor, JobRequest, JobState, PrepareError, INSTANCE_LABEL,
-		LEASE_LABEL,
+		held, native::Native, Executor, JobRequest, JobState, PrepareError, StartError,
+		INSTANCE_LABEL, LEASE_LABEL,
 	},
 	once::JobFile,
 };
 
-fn native(dir: &std::path::Path) -> (Native, String) {
-	let (path, sha256) = common::job_program(dir);
-	let programs = vec![NativeProgram { name: "job".into(), path, sha256: sha256.clone() }];
-	(Native::new(programs, dir.join("state")).unwrap(), sha256)
+/// The test job's program, built into `dir`: its sha256.
+fn job_binary(dir: &std::path::Path) -> String {
+	common::job_program(dir).1
 }
 
+/// A native executor whose programs are `jobs`'s, as a provider declares them: each lease's
+/// program is the job binary with the words of its order's command past the first as its fixed
+/// arguments. The orders then name their program and bring neither command nor variables.
+fn native(dir: &std::path::Path, jobs: &mut [&mut JobRequest]) -> Native {
+	Native::new(declared(dir, jobs), dir.join("state")).unwrap()
+}
+
+/// The programs of [`native`].
+fn declared(dir: &std::path::Path, jobs: &mut [&mut JobRequest]) -> Vec<NativeProgram> {
+	jobs.iter_mut().map(|job| declare(dir, job)).collect()
+}
+
+fn declare(dir: &std::path::Path, job: &mut JobRequest) -> NativeProgram {
+	let image = String::from_utf8(job.spec.image.to_vec()).unwrap();
+	let (name, sha256) = image.split_once("@sha256:").unwrap();
+	let args =
+		job.spec.command.iter().skip(1).map(|w| String::from_utf8(w.to_vec()).unwrap()).collect();
+	job.spec.command = Default::default();
+	NativeProgram {
+		name: name.strip_prefix("native/").unwrap().into(),
+		path: dir.join("job"),
+		sha256: sha256.into(),
+		args,
+	}
+}
+
+/// Lease `lease`'s job: the program `job-<lease>`, the job binary with `command`'s words past
+/// the first as its arguments (see [`native`]). It runs as the worker's own user: these tests'
+/// folders are closed to others (`a_job_runs_as_the_job_user_and_cannot_read_the_workers_key`
+/// runs one as `nobody`).
 fn request(dir: &std::path::Path, lease: u64, sha256: &str, command: &[&str]) -> JobRequest {
 	let spec = JobFile {
-		image: format!("native/job@sha256:{sha256}"),
+		image: format!("native/job-{lease}@sha256:{sha256}"),
 		command: command.iter().map(|w| w.to_string()).collect(),
-		env: [("GREETING".to_string(), "hi".to_string())].into(),
+		env: Default::default(),
 		max_output_bytes: 1 << 20,
 		timeout_secs: 60,
 		gpus: vec![],
@@ -45,7 +76,7 @@ fn request(dir: &std::path::Path, lease: u64, sha256: &str, command: &[&str]) ->
 		dirs,
 		nano_cpus: 0,
 		memory_bytes: 0,
-		limits: Limits::default(),
+		limits: Limits { job_user: String::new(), ..Limits::default() },
 		labels: HashMap::from([
 			(INSTANCE_LABEL.into(), format!("t{}", std::process::id())),
 			(LEASE_LABEL.into(), lease.to_string()),
@@ -54,9 +85,9 @@ fn request(dir: &std::path::Path, lease: u64, sha256: &str, command: &[&str]) ->
 }
 
 #[tokio::test]
-async fn a_configured_program_runs_with_its_outputs_logs_and_gpus() {
+async fn a_configured_program_runs_with_its_declared_arguments_outputs_logs_and_gpus() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
+	let sha256 = job_binary(dir.path());
 	let command = [
 		"job",
 		"write",
@@ -65,55 +96,117 @@ async fn a_configured_program_runs_with_its_outputs_logs_and_gpus() {
 		"env",
 		"CUDA_VISIBLE_DEVICES",
 		"env",
-		"GREETING",
+		"STINT_AS",
 		"exit",
 		"5",
 	];
 	let mut job = request(dir.path(), 1, &sha256, &command);
-	// An order that names the loader's or the worker's own variables changes neither: no
-	// library of the buyer's is preloaded, the job sees only its own GPUs and the worker's
-	// state stays where the worker put it.
-	for (key, value) in [
-		("CUDA_VISIBLE_DEVICES", "all"),
-		("LD_PRELOAD", "/nowhere/preload.so"),
-		("STINT_STATE", "/tmp"),
-		("STINT_NPROC", "100000"),
-	] {
-		let var = stint_primitives::EnvVar {
-			key: key.as_bytes().to_vec().try_into().unwrap(),
-			value: value.as_bytes().to_vec().try_into().unwrap(),
-		};
-		job.spec.env.try_push(var).unwrap();
-	}
+	let native = native(dir.path(), &mut [&mut job]);
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
 	assert_eq!(state.unwrap(), JobState::Exited { code: 5, oom: false });
 	native.collect_logs(&handle, &job.dirs.logs(), 1 << 20).await.unwrap();
 	let stdout = std::fs::read_to_string(job.dirs.logs().join("stdout")).unwrap();
-	assert_eq!(stdout, "wrote r.txt\nCUDA_VISIBLE_DEVICES=GPU-a,GPU-b\nGREETING=hi\n");
-	let stderr = std::fs::read_to_string(job.dirs.logs().join("stderr")).unwrap();
-	assert!(!stderr.contains("preload"), "{stderr}");
+	assert_eq!(stdout, "wrote r.txt\nCUDA_VISIBLE_DEVICES=GPU-a,GPU-b\nSTINT_AS=\n");
 	assert_eq!(std::fs::read(job.dirs.outputs().join("r.txt")).unwrap(), b"42");
+}
+
+#[tokio::test]
+async fn an_order_brings_a_native_program_inputs_only_never_arguments_nor_variables() {
+	let dir = tempfile::tempdir().unwrap();
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 11, &sha256, &["job", "write", "declared.txt", "yes"]);
+	let native = native(dir.path(), &mut [&mut job]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let word = |w: &str| w.as_bytes().to_vec().try_into().unwrap();
+	// A python or torchrun would run whatever a buyer wrote after its name, or in its
+	// variables (`PYTHONPATH` pointing at an input): the order's fault, at once, nothing run.
+	let mut worded = job.clone();
+	worded.spec.command = vec![word("job-11"), word("exit"), word("3")].try_into().unwrap();
+	assert!(matches!(native.start(&worded, &program).await, Err(StartError::Unstartable(_))));
+	for (key, value) in [("PYTHONPATH", "/inputs"), ("LD_PRELOAD", "/inputs/x.so"), ("X", "1")] {
+		let mut with_var = job.clone();
+		let var = stint_primitives::EnvVar {
+			key: key.as_bytes().to_vec().try_into().unwrap(),
+			value: value.as_bytes().to_vec().try_into().unwrap(),
+		};
+		with_var.spec.env.try_push(var).unwrap();
+		match native.start(&with_var, &program).await {
+			Err(StartError::Unstartable(why)) => assert!(why.contains(key), "{why}"),
+			other => panic!("{key}: {other:?}"),
+		}
+	}
+	assert!(native.list(&job.labels).await.unwrap().is_empty(), "nothing was started");
+	// The program's name alone: it runs with its provider's arguments.
+	job.spec.command = vec![word("job-11")].try_into().unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
+	assert_eq!(state.unwrap(), JobState::Exited { code: 0, oom: false });
+	assert_eq!(std::fs::read(job.dirs.outputs().join("declared.txt")).unwrap(), b"yes");
+}
+
+#[tokio::test]
+async fn a_job_runs_as_the_job_user_and_cannot_read_the_workers_key() {
+	use std::os::unix::fs::{MetadataExt, PermissionsExt};
+	if !rustix::process::geteuid().is_root() {
+		eprintln!("skipped: switching to the job's user needs root");
+		return;
+	}
+	let dir = tempfile::tempdir().unwrap();
+	// A data directory others may pass through, as a service's is; the worker's key in it is
+	// its user's alone.
+	std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+	let key = dir.path().join("worker.key");
+	std::fs::write(&key, "//secret").unwrap();
+	std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+	let key = key.to_str().unwrap();
+	let sha256 = job_binary(dir.path());
+	let command = ["job", "whoami", "-", "read", key, "write", "w.txt", "ok"];
+	let mut job = request(dir.path(), 12, &sha256, &command);
+	job.limits.job_user = stint_worker::config::DEFAULT_JOB_USER.into();
+	let native = native(dir.path(), &mut [&mut job]);
+	let program = native.resolve(&job.spec.image).await.unwrap();
+	let handle = native.start(&job, &program).await.unwrap();
+	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
+	assert_eq!(state.unwrap(), JobState::Exited { code: 0, oom: false });
+	native.collect_logs(&handle, &job.dirs.logs(), 1 << 20).await.unwrap();
+	let stdout = std::fs::read_to_string(job.dirs.logs().join("stdout")).unwrap();
+	assert_eq!(
+		stdout,
+		format!("uid=65534 gid=65534\nread {key}: Permission denied\nwrote w.txt\n")
+	);
+	let written = std::fs::metadata(job.dirs.outputs().join("w.txt")).unwrap();
+	assert_eq!((written.uid(), written.gid()), (65534, 65534));
+	// The same program as the worker's own user reads it: the switch is what keeps it out.
+	let mut as_worker = request(dir.path(), 13, &sha256, &["job", "read", key]);
+	let native = self::native(dir.path(), &mut [&mut as_worker]);
+	let handle = native.start(&as_worker, &program).await.unwrap();
+	native.wait(&handle).await.unwrap();
+	native.collect_logs(&handle, &as_worker.dirs.logs(), 1 << 20).await.unwrap();
+	let stdout = std::fs::read_to_string(as_worker.dirs.logs().join("stdout")).unwrap();
+	assert_eq!(stdout, format!("read {key}: ok\n"));
 }
 
 #[tokio::test]
 async fn only_configured_programs_with_their_digest_run() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 0, &sha256, &[]);
+	let native = native(dir.path(), &mut [&mut job]);
 	let unavailable = |result: Result<String, PrepareError>| match result {
 		Err(PrepareError::Order(code, _)) => code == ReservedExit::ImageUnavailable,
 		_ => false,
 	};
 	let other = "0".repeat(64);
 	assert!(unavailable(native.resolve(format!("native/other@sha256:{sha256}").as_bytes()).await));
-	assert!(unavailable(native.resolve(format!("native/job@sha256:{other}").as_bytes()).await));
+	assert!(unavailable(native.resolve(format!("native/job-0@sha256:{other}").as_bytes()).await));
 	assert!(unavailable(native.resolve(format!("ghcr.io/x/job@sha256:{sha256}").as_bytes()).await));
-	assert!(native.resolve(format!("native/job@sha256:{sha256}").as_bytes()).await.is_ok());
+	assert!(native.resolve(format!("native/job-0@sha256:{sha256}").as_bytes()).await.is_ok());
 	// A program changed on disk after it was configured is the provider's problem: not run.
 	std::fs::write(dir.path().join("job"), b"#!/bin/sh\necho changed\n").unwrap();
 	assert!(matches!(
-		native.resolve(format!("native/job@sha256:{sha256}").as_bytes()).await,
+		native.resolve(format!("native/job-0@sha256:{sha256}").as_bytes()).await,
 		Err(PrepareError::Provider(_))
 	));
 }
@@ -121,21 +214,24 @@ async fn only_configured_programs_with_their_digest_run() {
 #[tokio::test]
 async fn a_job_outlives_its_worker_and_is_paused_and_stopped_as_a_group() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
-	let job = request(dir.path(), 2, &sha256, &["job", "sleep", "2", "write", "x", "y"]);
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 2, &sha256, &["job", "sleep", "2", "write", "x", "y"]);
+	let mut long = request(dir.path(), 3, &sha256, &["job", "sleep", "60"]);
+	let mut graceful = request(dir.path(), 4, &sha256, &["job", "onterm", "5", "sleep", "60"]);
+	let programs = declared(dir.path(), &mut [&mut job, &mut long, &mut graceful]);
+	let native = Native::new(programs.clone(), dir.path().join("state")).unwrap();
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	assert_eq!(native.start(&job, &program).await.unwrap(), handle, "one job per lease");
 	drop(native);
 	// A new worker finds the job by its labels, and its exit code once it ends.
-	let (again, _) = self::native(dir.path());
+	let again = Native::new(programs, dir.path().join("state")).unwrap();
 	let found = again.list(&job.labels).await.unwrap();
 	assert_eq!(found.len(), 1);
 	assert_eq!(found[0].lease, 2);
 	let state = again.wait(&handle).await.unwrap();
 	assert_eq!(state, JobState::Exited { code: 0, oom: false });
 
-	let long = request(dir.path(), 3, &sha256, &["job", "sleep", "60"]);
 	let handle = again.start(&long, &program).await.unwrap();
 	tokio::time::sleep(Duration::from_millis(300)).await;
 	again.pause(&handle).await.unwrap();
@@ -149,7 +245,6 @@ async fn a_job_outlives_its_worker_and_is_paused_and_stopped_as_a_group() {
 
 	// A program that ends itself on SIGTERM, within the grace: its own exit code is kept, as
 	// Docker keeps it (the supervisor outlives the signal to write it).
-	let graceful = request(dir.path(), 4, &sha256, &["job", "onterm", "5", "sleep", "60"]);
 	let handle = again.start(&graceful, &program).await.unwrap();
 	tokio::time::sleep(Duration::from_millis(300)).await;
 	again.stop(&handle, 10).await.unwrap();
@@ -179,11 +274,13 @@ fn allocated(path: &std::path::Path) -> u64 {
 async fn a_job_that_prints_without_end_takes_no_more_disk_than_its_kept_logs() {
 	const CAP: u64 = 64 * 1024;
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
+	let sha256 = job_binary(dir.path());
 	let state = |handle: &str| dir.path().join("state").join(handle).join("stdout");
 	// About 20 MiB of stdout before and after a pause, followed as a worker follows a job.
 	let command = ["job", "lines", "2700000", "sleep", "1", "lines", "2700000"];
-	let job = request(dir.path(), 9, &sha256, &command);
+	let mut job = request(dir.path(), 9, &sha256, &command);
+	let mut unfollowed = request(dir.path(), 10, &sha256, &["job", "lines", "2700000"]);
+	let native = native(dir.path(), &mut [&mut job, &mut unfollowed]);
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	let live = job.dirs.live_logs();
@@ -202,7 +299,6 @@ async fn a_job_that_prints_without_end_takes_no_more_disk_than_its_kept_logs() {
 
 	// A job no worker followed (it ended while the worker was down): collecting its logs frees
 	// the rest.
-	let unfollowed = request(dir.path(), 10, &sha256, &["job", "lines", "2700000"]);
 	let handle = native.start(&unfollowed, &program).await.unwrap();
 	native.wait(&handle).await.unwrap();
 	assert!(allocated(&state(&handle)) > 10 << 20);
@@ -215,8 +311,9 @@ async fn a_job_that_prints_without_end_takes_no_more_disk_than_its_kept_logs() {
 #[tokio::test]
 async fn a_pid_that_names_another_process_now_is_not_the_job() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
-	let job = request(dir.path(), 9, &sha256, &["job", "sleep", "30"]);
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 9, &sha256, &["job", "sleep", "30"]);
+	let native = native(dir.path(), &mut [&mut job]);
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	assert_eq!(native.state(&handle).await.unwrap(), JobState::Running);
@@ -262,11 +359,14 @@ async fn cpus_of(native: &Native, handle: &str, job: &JobRequest) -> Vec<usize> 
 #[tokio::test]
 async fn jobs_run_on_their_share_of_the_cpus_and_not_on_each_others() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
+	let sha256 = job_binary(dir.path());
 	let host = std::thread::available_parallelism().unwrap().get();
 	let command = ["job", "cpus", "-", "sleep", "30"];
+	let mut jobs: Vec<JobRequest> =
+		(20..24).map(|lease| request(dir.path(), lease, &sha256, &command)).collect();
+	let native = native(dir.path(), &mut jobs.iter_mut().collect::<Vec<_>>());
+	let [all, one, other, next] = jobs.try_into().unwrap();
 	// A job with no share runs on every CPU the worker has.
-	let all = request(dir.path(), 20, &sha256, &command);
 	let program = native.resolve(&all.spec.image).await.unwrap();
 	let handle = native.start(&all, &program).await.unwrap();
 	assert_eq!(cpus_of(&native, &handle, &all).await.len(), host);
@@ -278,8 +378,7 @@ async fn jobs_run_on_their_share_of_the_cpus_and_not_on_each_others() {
 	// worker gives a started job the CPUs it had.
 	let mut handles = Vec::new();
 	let mut seen = Vec::new();
-	for lease in [21, 22] {
-		let mut job = request(dir.path(), lease, &sha256, &command);
+	for mut job in [one, other] {
 		job.nano_cpus = 1_000_000_000;
 		let handle = native.start(&job, &program).await.unwrap();
 		let cpus = cpus_of(&native, &handle, &job).await;
@@ -291,7 +390,7 @@ async fn jobs_run_on_their_share_of_the_cpus_and_not_on_each_others() {
 	}
 	// Once one has ended its CPU is free again: the next job gets it.
 	native.stop(&handles[0], 1).await.unwrap();
-	let mut next = request(dir.path(), 23, &sha256, &command);
+	let mut next = next;
 	next.nano_cpus = 1_000_000_000;
 	let handle = native.start(&next, &program).await.unwrap();
 	assert_eq!(cpus_of(&native, &handle, &next).await, vec![seen[0]]);
@@ -303,12 +402,14 @@ async fn jobs_run_on_their_share_of_the_cpus_and_not_on_each_others() {
 #[tokio::test]
 async fn one_damaged_job_folder_hides_no_other_job() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
-	let program = native.resolve(&request(dir.path(), 30, &sha256, &[]).spec.image).await.unwrap();
+	let sha256 = job_binary(dir.path());
+	let mut jobs: Vec<JobRequest> =
+		[30, 31].map(|lease| request(dir.path(), lease, &sha256, &["job", "sleep", "30"])).into();
+	let native = native(dir.path(), &mut jobs.iter_mut().collect::<Vec<_>>());
+	let program = native.resolve(&jobs[0].spec.image).await.unwrap();
 	let mut handles = Vec::new();
-	for lease in [30, 31] {
-		let job = request(dir.path(), lease, &sha256, &["job", "sleep", "30"]);
-		handles.push(native.start(&job, &program).await.unwrap());
+	for job in &jobs {
+		handles.push(native.start(job, &program).await.unwrap());
 	}
 	// Lease 30's exit file holds no code (written on a full disk, say); a stray file and a
 	// folder with no labels sit beside the jobs.
@@ -317,7 +418,7 @@ async fn one_damaged_job_folder_hides_no_other_job() {
 	std::fs::write(state.join(&handles[0]).join("exit"), b"").unwrap();
 	std::fs::write(state.join("stray"), b"").unwrap();
 	std::fs::create_dir(state.join("empty")).unwrap();
-	let labels = request(dir.path(), 30, &sha256, &[]).labels;
+	let labels = jobs[0].labels.clone();
 	let mut listed: Vec<_> = native
 		.list(&HashMap::from([(INSTANCE_LABEL.to_string(), labels[INSTANCE_LABEL].clone())]))
 		.await
@@ -369,9 +470,11 @@ async fn wait_gone(pid: u32) -> bool {
 #[tokio::test]
 async fn what_a_job_started_in_a_session_of_its_own_is_paused_and_ended_with_it() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 4, &sha256, &["job", "detach", "300", "sleep", "60"]);
+	let mut ended = request(dir.path(), 5, &sha256, &["job", "detach", "300", "exit", "3"]);
+	let native = native(dir.path(), &mut [&mut job, &mut ended]);
 	// Stopped by the worker: its helper, out of the job's process group, is stopped too.
-	let job = request(dir.path(), 4, &sha256, &["job", "detach", "300", "sleep", "60"]);
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	let helper = detached_pid(&job).await;
@@ -386,9 +489,8 @@ async fn what_a_job_started_in_a_session_of_its_own_is_paused_and_ended_with_it(
 	assert!(wait_gone(helper).await, "the helper outlived its stopped job");
 
 	// Ended by itself: what it left running is killed.
-	let job = request(dir.path(), 5, &sha256, &["job", "detach", "300", "exit", "3"]);
-	let handle = native.start(&job, &program).await.unwrap();
-	let helper = detached_pid(&job).await;
+	let handle = native.start(&ended, &program).await.unwrap();
+	let helper = detached_pid(&ended).await;
 	let state = tokio::time::timeout(Duration::from_secs(30), native.wait(&handle)).await.unwrap();
 	assert_eq!(state.unwrap(), JobState::Exited { code: 3, oom: false });
 	assert!(wait_gone(helper).await, "the helper outlived its job");
@@ -397,8 +499,9 @@ async fn what_a_job_started_in_a_session_of_its_own_is_paused_and_ended_with_it(
 #[tokio::test]
 async fn the_file_run_is_the_file_hashed() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
-	let job = request(dir.path(), 6, &sha256, &["job", "sleep", "30"]);
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 6, &sha256, &["job", "sleep", "30"]);
+	let native = native(dir.path(), &mut [&mut job]);
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	// Changed between the check and the start: not run.
 	let original = std::fs::read(dir.path().join("job")).unwrap();
@@ -418,8 +521,9 @@ async fn the_file_run_is_the_file_hashed() {
 #[tokio::test]
 async fn a_deleted_file_a_job_keeps_open_counts_against_its_outputs() {
 	let dir = tempfile::tempdir().unwrap();
-	let (native, sha256) = native(dir.path());
-	let job = request(dir.path(), 7, &sha256, &["job", "hold", "3000000", "sleep", "60"]);
+	let sha256 = job_binary(dir.path());
+	let mut job = request(dir.path(), 7, &sha256, &["job", "hold", "3000000", "sleep", "60"]);
+	let native = native(dir.path(), &mut [&mut job]);
 	let program = native.resolve(&job.spec.image).await.unwrap();
 	let handle = native.start(&job, &program).await.unwrap();
 	let outputs = job.dirs.outputs();

@@ -19,7 +19,10 @@
 //!   unacknowledged while the engine is down, and acknowledges and runs it once it answers;
 //! - a worker whose disk filled up after it bid leaves the lease unacknowledged and alerts (the
 //!   provider's fault: the order is not failed), and acknowledges and runs it once space is
-//!   freed. Its data directory is a small tmpfs the test mounts, which needs root.
+//!   freed; one whose disk is still full two blocks before the ack deadline acknowledges the
+//!   lease and ends it with `HostShort` (the provider's fault, never a no-show), and bids on
+//!   nothing, not even an order that would fit, until the space is back. Its data directory is
+//!   a small tmpfs the test mounts, which needs root.
 
 mod common;
 
@@ -425,6 +428,61 @@ async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -
 	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 	stop(worker)?;
+	drop(disk);
+	Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_disk_still_full_near_the_ack_deadline_ends_the_lease_as_the_providers_fault_and_bidding_waits(
+) -> Result<()> {
+	let (node, client) = dev_node().await?;
+	let url = node.ws_url();
+	let dir = tempfile::tempdir()?;
+	let data = dir.path().join("data");
+	let Some(disk) = Tmpfs::mount(&data, 64)? else {
+		eprintln!("skipped: mounting a tmpfs needs root");
+		return Ok(());
+	};
+	let config = write_config(dir.path(), &url, &Setup::default())?;
+	let mut worker = Worker::start(&config, None)?;
+	let command = ["/job", "write", "late.txt", "ok"];
+	let order = Order { command: &command, max_output_bytes: 16 << 20, ..Order::default() };
+	let order = post_order(dir.path(), &url, &order)?;
+	worker.wait_log(&format!("order {order}: bid "), WAIT).await?;
+	worker.kill();
+	let lease = lease_of(&client, order, WAIT, &worker).await?;
+
+	// The disk fills up and stays full: 4 MiB left, where the order may write 16.
+	let free = stint_probe::free_bytes(&data).map_err(anyhow::Error::msg)?;
+	let filler = data.join("filler");
+	std::fs::write(&filler, vec![0u8; (free - (4 << 20)) as usize])?;
+	let worker = Worker::start(&config, None)?;
+	worker.wait_log("(16777216 bytes): not acknowledged", WAIT).await?;
+	// Two blocks before the deadline: acknowledged (no no-show) and ended as the provider's
+	// fault, with nothing run.
+	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
+	let code = record.result.context("a result")?.0.exit_code;
+	assert_eq!(code, ReservedExit::HostShort.code(), "{}", worker.log());
+	worker.wait_log("no new bids until the disk is back", WAIT).await?;
+
+	// An order that would fit in what is left gets no bid while the disk is short of what the
+	// lease needed...
+	let small = ["/job", "write", "small.txt", "ok"];
+	let small =
+		Order { command: &small, max_output_bytes: 1 << 20, bid_window: 40, ..Order::default() };
+	let small = post_order(dir.path(), &url, &small)?;
+	let from = client.best_number().await?;
+	while client.best_number().await? < from + 6 {
+		tokio::time::sleep(Duration::from_millis(250)).await;
+	}
+	assert!(!worker.log().contains(&format!("order {small}: bid ")), "{}", worker.log());
+	// ... and gets one once the space is back.
+	std::fs::remove_file(&filler)?;
+	worker.wait_log("the disk is back: bidding again", WAIT).await?;
+	worker.wait_log(&format!("order {small}: bid "), WAIT).await?;
+	let journal = stop(worker)?;
+	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
 	drop(disk);
 	Ok(())
 }

@@ -4,8 +4,10 @@
 //!   bollard's default): at connect, or, for a worker started while the engine was down, at its
 //!   first answer. Until then every call says the engine does not answer.
 //! - `name@sha256:D` runs the local image whose ID is `sha256:D` (locally built images have no
-//!   repo digest) or whose repo digests hold D; otherwise it is pulled by digest. The container
-//!   runs the image by ID.
+//!   repo digest) or whose repo digests hold D; otherwise it is pulled by digest, never from a
+//!   loopback or private registry, and held to a size ([`PullRules`]: its layers, and what it
+//!   unpacks to, watched during the pull and checked after). The container runs the image by
+//!   ID.
 //! - A container has no network, a read-only root filesystem, `/outputs` writable, the inputs
 //!   read-only under `/inputs`, a `tmpfs` `/tmp`, every capability dropped, no new privileges,
 //!   a pids limit, memory without swap and its share of the CPUs, capped logs, labels, and no
@@ -26,14 +28,15 @@ use bollard::{
 		HostConfigLogConfig, RestartPolicy, RestartPolicyNameEnum,
 	},
 	query_parameters::{
-		AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
-		ListContainersOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
-		StopContainerOptionsBuilder, UploadToContainerOptionsBuilder,
+		AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, ListContainersOptionsBuilder,
+		LogsOptionsBuilder, RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+		UploadToContainerOptionsBuilder,
 	},
 };
 use futures::StreamExt;
 use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
 
+pub use super::pull::{PullRules, DEFAULT_MAX_IMAGE_MIB};
 use super::{
 	split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, LEASE_LABEL,
 };
@@ -41,6 +44,8 @@ use super::{
 /// A Docker engine.
 #[derive(Clone, Default)]
 pub struct Docker {
+	/// What it may pull for a job.
+	rules: PullRules,
 	/// The engine, once an API version is agreed with it.
 	engine: Arc<Mutex<Option<bollard::Docker>>>,
 	/// Jobs this process started attached to their output: where the copy goes and the task
@@ -101,19 +106,6 @@ fn image_volumes(declared: &[String]) -> Vec<String> {
 	volumes.sort();
 	volumes.dedup();
 	volumes
-}
-
-/// Whether a failed pull is this machine's doing (its disk full, its engine's connection gone),
-/// not the image's: then the lease is not acknowledged, as for any fault of the provider.
-fn pull_failed_here(error: &DockerError) -> bool {
-	match error {
-		DockerError::DockerResponseServerError { message, .. }
-		| DockerError::DockerStreamError { error: message } => {
-			message.contains("no space left on device")
-		}
-		// Not the registry's answer: the engine's connection or its reply.
-		_ => true,
-	}
 }
 
 fn not_found(error: &DockerError) -> bool {
@@ -199,6 +191,12 @@ impl Docker {
 		let docker = Self::default();
 		docker.engine().await?;
 		Ok(docker)
+	}
+
+	/// The same engine, pulling by `rules`.
+	pub fn with_rules(mut self, rules: PullRules) -> Self {
+		self.rules = rules;
+		self
 	}
 
 	/// The API version agreed with the engine, once it answered.
@@ -410,23 +408,24 @@ impl Executor for Docker {
 			return Ok(id);
 		}
 		let reference = format!("{name}@{digest}");
-		let options = CreateImageOptionsBuilder::default().from_image(&reference).build();
-		let mut pull = engine.create_image(Some(options), None, None);
-		while let Some(step) = pull.next().await {
-			if let Err(error) = step {
-				let why = format!("{reference} is not here and cannot be pulled: {error}");
-				return Err(match pull_failed_here(&error) {
-					true => PrepareError::Provider(why),
-					false => PrepareError::Order(ReservedExit::ImageUnavailable, why),
-				});
-			}
+		let registry = super::registry_of(&name);
+		if !self.rules.private_registries && super::private_registry(registry) {
+			return Err(PrepareError::Order(
+				ReservedExit::ImageUnavailable,
+				format!(
+					"{reference}: {registry} is a loopback or private registry, never pulled from"
+				),
+			));
 		}
-		self.find_local(&name, &digest).await?.ok_or_else(|| {
+		super::pull::pull(&engine, &reference, self.rules).await?;
+		let id = self.find_local(&name, &digest).await?.ok_or_else(|| {
 			PrepareError::Order(
 				ReservedExit::ImageUnavailable,
 				format!("{reference} was pulled but cannot be found"),
 			)
-		})
+		})?;
+		super::pull::unpacked_within(&engine, &id, &reference, self.rules).await?;
+		Ok(id)
 	}
 
 	async fn start(&self, job: &JobRequest, image_id: &str) -> Result<String, StartError> {
@@ -745,20 +744,6 @@ mod tests {
 		assert_eq!(image_volumes(&declared), ["/a/b/c", "/data"]);
 		assert_eq!(clean_path("/.."), Some("/".into()));
 		assert_eq!(clean_path("/a/b/../../.."), Some("/".into()));
-	}
-
-	#[test]
-	fn a_pull_that_fails_for_want_of_disk_or_engine_is_the_providers_fault() {
-		let disk = DockerError::DockerStreamError {
-			error: "failed to register layer: write /x: no space left on device".into(),
-		};
-		assert!(pull_failed_here(&disk));
-		assert!(pull_failed_here(&DockerError::RequestTimeoutError));
-		let unknown = DockerError::DockerResponseServerError {
-			status_code: 404,
-			message: "manifest for x@sha256:00 not found: manifest unknown".into(),
-		};
-		assert!(!pull_failed_here(&unknown));
 	}
 
 	#[test]

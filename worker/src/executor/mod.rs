@@ -15,7 +15,9 @@ pub mod docker;
 mod files;
 pub mod folders;
 pub mod held;
+mod job_user;
 pub mod native;
+mod pull;
 mod tar;
 
 /// A job to start.
@@ -235,9 +237,53 @@ pub fn registry_of(name: &str) -> &str {
 	}
 }
 
+/// Whether `registry` (a host, with or without a port) is this machine or the provider's own
+/// network: `localhost`, or a loopback, private, shared, link-local or unspecified address.
+/// The engine pulls from a loopback registry over plain HTTP, and a pull from any of them is a
+/// request to the provider's own services that a buyer chose: a job's image never comes from
+/// one. (A name that resolves to such an address is not caught here; the allow-list is.)
+pub fn private_registry(registry: &str) -> bool {
+	let host = match registry.strip_prefix('[') {
+		Some(rest) => rest.split(']').next().unwrap_or(rest),
+		None => registry
+			.rsplit_once(':')
+			.filter(|(_, port)| port.bytes().all(|c| c.is_ascii_digit()))
+			.map_or(registry, |(host, _)| host),
+	};
+	let host = host.to_ascii_lowercase();
+	host == "localhost"
+		|| host.ends_with(".localhost")
+		|| host.parse::<std::net::IpAddr>().is_ok_and(crate::runner::is_inside)
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn loopback_and_private_registries_are_named() {
+		for inside in [
+			"localhost",
+			"localhost:5000",
+			"LOCALHOST:5000",
+			"registry.localhost",
+			"127.0.0.1:5000",
+			"10.1.2.3",
+			"192.168.0.9:443",
+			"172.20.0.1:5000",
+			"100.64.0.1",
+			"169.254.1.1",
+			"0.0.0.0:5000",
+			"[::1]:5000",
+			"[fd00::1]",
+			"[::ffff:127.0.0.1]:5000",
+		] {
+			assert!(private_registry(inside), "{inside}");
+		}
+		for outside in ["docker.io", "ghcr.io", "8.8.8.8:5000", "registry.example.com:5000"] {
+			assert!(!private_registry(outside), "{outside}");
+		}
+	}
 
 	#[test]
 	fn pinned_references_split_into_name_and_digest() {

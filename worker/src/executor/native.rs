@@ -27,9 +27,11 @@ use std::{
 	time::Duration,
 };
 
-use stint_primitives::{is_job_env_name, ExecutorKind, ReservedExit};
+use stint_primitives::{ExecutorKind, ReservedExit};
 
 pub use super::files::sha256_file;
+pub use super::job_user::NotRoot;
+use super::job_user::{job_user, open_to_group};
 use super::{
 	files::{copy_hashed, trim, write_atomically},
 	split_pinned, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError, LEASE_LABEL,
@@ -81,7 +83,7 @@ impl Native {
 		if !forks.is_ok_and(|status| status.success()) {
 			return Err("the native executor needs util-linux's `setsid` (with --fork)".into());
 		}
-		for tool in ["prlimit", "taskset", "kill"] {
+		for tool in ["prlimit", "taskset", "kill", "setpriv"] {
 			if Command::new(tool)
 				.arg("--version")
 				.stdout(Stdio::null())
@@ -93,6 +95,33 @@ impl Native {
 			}
 		}
 		Ok(Self { programs, state_dir, pinning: Default::default() })
+	}
+
+	/// The program `job`'s image names, as its provider declared it; the order's fault if
+	/// the order brings more than inputs: a command past the program's name, or variables.
+	fn declared(&self, job: &JobRequest) -> Result<&NativeProgram, StartError> {
+		let name = split_pinned(&job.spec.image)
+			.and_then(|(name, _)| name.strip_prefix("native/").map(String::from))
+			.unwrap_or_default();
+		let program = self
+			.programs
+			.iter()
+			.find(|program| program.name == name)
+			.ok_or_else(|| format!("no program {name} is configured"))?;
+		if job.spec.command.len() > 1 {
+			return Err(StartError::Unstartable(format!(
+				"{name} runs with the arguments its provider declared: an order names the \
+				 program and brings inputs, never arguments ({} words past its name)",
+				job.spec.command.len() - 1
+			)));
+		}
+		if let Some(var) = job.spec.env.first() {
+			return Err(StartError::Unstartable(format!(
+				"{name} runs with the variables its provider declared: an order sets none ({})",
+				String::from_utf8_lossy(&var.key)
+			)));
+		}
+		Ok(program)
 	}
 
 	fn job_dir(&self, handle: &str) -> PathBuf {
@@ -332,6 +361,8 @@ impl Executor for Native {
 		if let Some(why) = super::unpassable(&job.spec) {
 			return Err(StartError::Unstartable(why));
 		}
+		let declared = self.declared(job)?;
+		let user = job_user(&job.limits.job_user)?;
 		let instance = job.labels.get(super::INSTANCE_LABEL).map(String::as_str).unwrap_or("once");
 		let handle = format!("native-{instance}-lease-{}", job.lease);
 		let dir = self.job_dir(&handle);
@@ -353,13 +384,14 @@ impl Executor for Native {
 			let _ = std::fs::remove_file(&program);
 			return Err(format!("{image_id} no longer hashes to the order's digest").into());
 		}
-		let words: Vec<String> =
-			job.spec.command.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
-		let args = match words.split_first() {
-			// The command's first word names the program; the file run is the pinned one.
-			Some((_, rest)) => rest.to_vec(),
-			None => Vec::new(),
-		};
+		if let Some((_, gid)) = user {
+			// The job's user reaches its program, its outputs and inputs through its group,
+			// and nothing else of the worker's: its folders' other files stay the worker's.
+			let opened = |path: &Path, mode| open_to_group(path, gid, mode);
+			opened(&program, 0o550)?;
+			opened(&dir, 0o710)?;
+			opened(&job.dirs.root, 0o710)?;
+		}
 		// `--fork`: the supervisor is setsid's child, not the worker's, which waits for setsid
 		// alone and so leaves no zombie behind when the job ends.
 		let mut command = Command::new("setsid");
@@ -370,25 +402,24 @@ impl Executor for Native {
 			.arg(
 				"trap : TERM; echo $$ > \"$STINT_STATE/pid\"; \
 				 ${STINT_CPUS:+taskset -c \"$STINT_CPUS\"} prlimit --nproc=\"$STINT_NPROC\" \
-				 ${STINT_MEM:+\"$STINT_MEM\"} -- \"$@\" > \"$STINT_STATE/stdout\" \
+				 ${STINT_MEM:+\"$STINT_MEM\"} -- ${STINT_AS:+setpriv $STINT_AS --} \"$@\" \
+				 > \"$STINT_STATE/stdout\" \
 				 2> \"$STINT_STATE/stderr\" < /dev/null; echo $? > \"$STINT_STATE/exit.tmp\" \
 				 && mv \"$STINT_STATE/exit.tmp\" \"$STINT_STATE/exit\"",
 			)
 			.arg("stint-native-job")
 			.arg(&program)
-			.args(&args)
+			.args(&declared.args)
 			.current_dir(job.dirs.outputs())
 			.env_clear()
 			.stdin(Stdio::null())
 			.stdout(Stdio::null())
 			.stderr(Stdio::null());
-		// The order's variables first, and only names a job may set (never the loader's, the
-		// GPUs' or the worker's: the bidding policy bids on no order that sets one); the
-		// worker's own after them.
-		for var in job.spec.env.iter().filter(|var| is_job_env_name(&var.key)) {
+		// Not the worker's user: the job cannot read the worker's key nor its journal.
+		if let Some((uid, gid)) = user {
 			command.env(
-				String::from_utf8_lossy(&var.key).into_owned(),
-				String::from_utf8_lossy(&var.value).into_owned(),
+				"STINT_AS",
+				format!("--reuid={uid} --regid={gid} --clear-groups --no-new-privs"),
 			);
 		}
 		command

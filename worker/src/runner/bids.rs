@@ -75,6 +75,26 @@ impl<E: Executor> Worker<E> {
 			.is_some_and(|since| since.elapsed() >= after)
 	}
 
+	/// Whether what the machine lacked when it last gave a lease up (see `Worker::short`) is
+	/// still missing, with `scratch_free_bytes` free beside the live leases: then no new bid.
+	/// Its return is said once, and bidding goes on.
+	pub(super) fn still_short(&self, scratch_free_bytes: u64) -> bool {
+		let mut shortage = self.shortage.lock().expect("not poisoned");
+		let short = match &*shortage {
+			None => return false,
+			Some(Shortage::Disk(needed)) => scratch_free_bytes < *needed,
+			Some(Shortage::Gpus(devices)) => self.gpus.uuids_for(devices).is_err(),
+			// Asked of the executor at this round already (it answers, or no round gets here).
+			Some(Shortage::Executor) => false,
+		};
+		if !short {
+			if let Some(back) = shortage.take() {
+				log::info("bidding", None, format!("{} is back: bidding again", back.what()));
+			}
+		}
+		short
+	}
+
 	pub(super) async fn settle(self: &Arc<Self>, lease: LeaseId, stream: u64) {
 		let call = runtime::tx().streams().settle(stream);
 		if let Err(why) = self.chain.submit(&call, &self.key, "settle").await {
@@ -226,6 +246,9 @@ impl<E: Executor> Worker<E> {
 		if !self.config.bidding.enabled || !executor_ready || incompatible {
 			return Ok(());
 		}
+		if self.still_short(scratch_free_bytes) {
+			return Ok(());
+		}
 		// The provider's worker keys committed this era's cap in bids: the chain would refuse
 		// every new one until the next era.
 		if block < self.capped_until.load(Ordering::Relaxed) {
@@ -363,7 +386,7 @@ impl<E: Executor> Worker<E> {
 				.expect("not poisoned")
 				.insert(bid.order, (bid.devices.clone(), bid.max_output_bytes));
 			let me = self.clone();
-			tokio::spawn(async move {
+			spawn_named(&self.metrics, "bid", async move {
 				let call = runtime::tx().market().place_bid(
 					bid.order,
 					bid.price_per_block,

@@ -100,7 +100,7 @@ fn public_only(netloc: &str) -> std::io::Result<Vec<std::net::SocketAddr>> {
 
 /// Whether `ip` is loopback, private, shared (carrier NAT), link-local, unspecified or
 /// broadcast: the provider's own network, never an input's.
-fn is_inside(ip: std::net::IpAddr) -> bool {
+pub(crate) fn is_inside(ip: std::net::IpAddr) -> bool {
 	use std::net::IpAddr;
 	match ip {
 		IpAddr::V4(v4) => {

@@ -79,7 +79,9 @@ impl<E: Executor> Worker<E> {
 			return;
 		}
 		let me = self.clone();
-		tokio::spawn(async move {
+		// Out of the set when the watch ends, however it ends: a job is watched again later.
+		let watched = Watched { worker: self.clone(), lease: id };
+		spawn_named(&self.metrics, "supervise", async move {
 			let limit = me.entry(id).map(|e| e.spec.max_output_bytes).unwrap_or(u64::MAX);
 			let outputs = me.dirs(id).outputs();
 			// The logs as they are written, for the outputs API while the job runs.
@@ -124,7 +126,7 @@ impl<E: Executor> Worker<E> {
 				Ok(Ok(Err(why))) => log::warn("executor", Some(id), format!("live logs: {why}")),
 				Ok(Err(_)) | Err(_) => follower.abort(),
 			}
-			me.supervised.lock().expect("not poisoned").remove(&id);
+			drop(watched);
 			// Committed at once; if another action holds the lease, the next block's plan does it.
 			if let Some(guard) = me.begin(id) {
 				if let Err(why) = me.commit(id).await {
@@ -163,5 +165,17 @@ impl<E: Executor> Worker<E> {
 			}
 		}
 		self.executor.collect_logs(handle, &kept, self.config.limits.log_bytes).await
+	}
+}
+
+/// A job being watched ([`Worker::supervise`]): taken out of the watched set when dropped.
+struct Watched<E: Executor> {
+	worker: Arc<Worker<E>>,
+	lease: LeaseId,
+}
+
+impl<E: Executor> Drop for Watched<E> {
+	fn drop(&mut self) {
+		self.worker.supervised.lock().expect("not poisoned").remove(&self.lease);
 	}
 }

@@ -15,7 +15,7 @@ impl<E: Executor> Worker<E> {
 		};
 		let Some(guard) = self.begin(lease) else { return };
 		let me = self.clone();
-		tokio::spawn(async move {
+		spawn_named(&self.metrics, "lease-action", async move {
 			let _guard = guard;
 			let name = format!("{action:?}");
 			if let Err(why) = me.act(action, duty).await {
@@ -202,27 +202,26 @@ impl<E: Executor> Worker<E> {
 		};
 		let dirs = self.dirs(id);
 		dirs.create().map_err(|e| format!("cannot create {}: {e}", dirs.root.display()))?;
+		// What the machine lacks is waited for until the ack deadline is near, then given up.
+		let deadline_near = matches!(duty.next, NextDuty::Ack { by }
+			if self.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) >= by);
 		if let Err(unknown) = self.gpus.uuids_for(&entry.devices) {
-			self.alert_once(
-				id,
-				&format!(
-					"leased GPUs this machine does not see ({}): not acknowledged",
-					unknown.iter().map(hex::encode).collect::<Vec<_>>().join(", ")
-				),
+			let why = format!(
+				"leased GPUs this machine does not see ({})",
+				unknown.iter().map(hex::encode).collect::<Vec<_>>().join(", ")
 			);
-			return Ok(false);
+			let shortage = Shortage::Gpus(entry.devices.clone());
+			return self.short(&mut entry, shortage, &why, deadline_near);
 		}
 		let free = stint_probe::free_bytes(&self.config.worker.data_dir)?;
 		if free < entry.spec.max_output_bytes {
-			self.alert_once(
-				id,
-				// Said once: the free space itself (which changes) is not part of the message.
-				&format!(
-					"less disk free than the order may write ({} bytes): not acknowledged",
-					entry.spec.max_output_bytes
-				),
+			// Said once: the free space itself (which changes) is not part of the message.
+			let why = format!(
+				"less disk free than the order may write ({} bytes)",
+				entry.spec.max_output_bytes
 			);
-			return Ok(false);
+			let shortage = Shortage::Disk(entry.spec.max_output_bytes);
+			return self.short(&mut entry, shortage, &why, deadline_near);
 		}
 		// The outputs in a filesystem of the order's size: the kernel holds the job to it. Not
 		// made, the walk alone holds it, as on a machine that cannot (said at start).
@@ -266,8 +265,8 @@ impl<E: Executor> Worker<E> {
 				return Ok(true);
 			}
 			Err(PrepareError::Provider(why)) => {
-				self.alert_once(id, &format!("cannot prepare the image: {why}"));
-				return Ok(false);
+				let why = format!("cannot prepare the image: {why}");
+				return self.short(&mut entry, Shortage::Executor, &why, deadline_near);
 			}
 		}
 		let inputs: Vec<(String, [u8; 32])> = entry
@@ -305,11 +304,44 @@ impl<E: Executor> Worker<E> {
 				entry.phase = Phase::OrderFault;
 			}
 			Err(PrepareError::Provider(why)) => {
-				self.alert_once(id, &format!("cannot store the inputs: {why}: not acknowledged"));
-				return Ok(false);
+				let why = format!("cannot store the inputs: {why}");
+				let shortage = Shortage::Disk(entry.spec.max_output_bytes);
+				return self.short(&mut entry, shortage, &why, deadline_near);
 			}
 		}
 		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		Ok(true)
+	}
+
+	/// The machine lacks what lease `entry` needs (`why`). Until `ACK_MARGIN` blocks before its
+	/// ack deadline the lease waits, unacknowledged (said once): the resource may come back.
+	/// Then it is given up rather than left to a no-show: acknowledged and ended at once with
+	/// [`ReservedExit::HostShort`], the provider's fault, and no new bid is placed until the
+	/// resource is back. Returns whether to acknowledge.
+	fn short(
+		&self,
+		entry: &mut LeaseEntry,
+		shortage: Shortage,
+		why: &str,
+		deadline_near: bool,
+	) -> Result<bool, String> {
+		if !deadline_near {
+			self.alert_once(entry.lease, &format!("{why}: not acknowledged"));
+			return Ok(false);
+		}
+		let code = ReservedExit::HostShort.code();
+		self.alert_once(
+			entry.lease,
+			&format!(
+				"{why}, and the ack deadline is near: acknowledged and ended as the provider's \
+				 fault ({code}); no new bids until {} is back",
+				shortage.what()
+			),
+		);
+		*self.shortage.lock().expect("not poisoned") = Some(shortage);
+		entry.order_fault = Some(code);
+		entry.phase = Phase::OrderFault;
+		self.journal.put(entry).map_err(|e| e.to_string())?;
 		Ok(true)
 	}
 

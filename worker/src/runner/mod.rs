@@ -5,6 +5,17 @@
 //! The metrics and the outputs API start first, node or not. No finalized block for
 //! `stall_secs` means a half-open connection: the worker reconnects (to the next node); after
 //! `max_failures` failed reconnections in a row it exits non-zero for its supervisor.
+//!
+//! - `session`: the worker's life: the servers, the node connection, the compatibility check,
+//!   each block's pass (finalized and best) through [`plan`];
+//! - `lease`: a lease's steps up to its job's start (prepare, acknowledge), and giving up a
+//!   lease the machine cannot serve (`HostShort`);
+//! - `job`: the running job: start, supervision, logs;
+//! - `reports`: results and checkpoints, their receipts, a lease's end;
+//! - `bids`: bidding rounds, settlement, the executor's health as it bears on new work;
+//! - `verdicts`: verdict windows confirmed, replicas' sealed results revealed;
+//! - `inputs`: an order's inputs, from public addresses only, checked against their hashes;
+//! - `tasks`: named background tasks whose panics are said, one at a time of a kind.
 
 use std::{
 	collections::{BTreeMap, HashMap, HashSet},
@@ -45,14 +56,17 @@ use crate::{
 
 mod bids;
 mod inputs;
+pub(crate) use inputs::is_inside;
 mod job;
 mod lease;
 mod reports;
 mod session;
+mod tasks;
 mod verdicts;
 
 pub use inputs::fetch_inputs;
 pub use reports::{build_receipt, ReceiptRun};
+use tasks::{spawn_named, SingleFlight};
 
 /// Why the worker stopped.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +88,28 @@ fn random_salt() -> std::io::Result<[u8; 32]> {
 /// Whether a chain of this type (`system_chainType`) may be served with GPUs off.
 fn gpus_off_allowed(chain_type: &str) -> bool {
 	matches!(chain_type, "Development" | "Local")
+}
+
+/// What the machine lacked when a lease came (see `Worker::short`): no new bid until it is
+/// back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Shortage {
+	/// Free disk (beside what live leases may still write) under this many bytes.
+	Disk(u64),
+	/// Leased GPUs the machine does not see.
+	Gpus(Vec<DeviceId>),
+	/// The executor could not prepare a job (its engine down or failing).
+	Executor,
+}
+
+impl Shortage {
+	fn what(&self) -> &'static str {
+		match self {
+			Self::Disk(_) => "the disk",
+			Self::Gpus(_) => "the leased GPUs",
+			Self::Executor => "the executor",
+		}
+	}
 }
 
 /// A bid sent and not yet in a block: the devices it offers and the disk its order may write.
@@ -111,11 +147,11 @@ pub struct Worker<E: Executor> {
 	/// number of open orders per page, so a crowd of orders this worker cannot serve costs
 	/// rounds, never the orders behind it. `None`: from the start.
 	servable_cursor: Mutex<Option<u64>>,
-	bidding: AtomicBool,
+	bidding: SingleFlight,
 	/// Bids sent and not yet in a block: their orders and devices.
 	pending_bids: Mutex<HashMap<u64, PendingBid>>,
 	/// A best block's forward steps are being planned.
-	planning_best: AtomicBool,
+	planning_best: SingleFlight,
 	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
 	first_seen: Mutex<HashMap<LeaseId, u64>>,
 	/// Acknowledged leases whose job does not start, and since when it has failed to.
@@ -139,20 +175,13 @@ pub struct Worker<E: Executor> {
 	last_beat: AtomicU32,
 	/// A beat's settlements and confirmations are still being sent: the next beat waits, so
 	/// that one call is never sent twice (each would cost a fee, the second one for nothing).
-	beat_busy: AtomicBool,
+	beat_busy: SingleFlight,
 	/// A round of reveals is under way.
-	reveal_busy: AtomicBool,
+	reveal_busy: SingleFlight,
 	/// Whether each lease's outputs get a filesystem of their own (the kernel's hard limit).
 	pub quota: Quota,
-}
-
-/// Clears a flag when dropped.
-struct Busy<'a>(&'a AtomicBool);
-
-impl Drop for Busy<'_> {
-	fn drop(&mut self) {
-		self.0.store(false, Ordering::Release);
-	}
+	/// What the machine lacked when it last gave a lease up: no new bid until it is back.
+	shortage: Mutex<Option<Shortage>>,
 }
 
 /// Removes a lease from the in-flight set when its action ends.
@@ -250,9 +279,9 @@ impl<E: Executor> Worker<E> {
 			refused: Mutex::new(HashMap::new()),
 			capped_until: AtomicU32::new(0),
 			servable_cursor: Mutex::new(None),
-			bidding: AtomicBool::new(false),
+			bidding: SingleFlight::default(),
 			pending_bids: Mutex::new(HashMap::new()),
-			planning_best: AtomicBool::new(false),
+			planning_best: SingleFlight::default(),
 			first_seen: Mutex::new(HashMap::new()),
 			start_failing: Mutex::new(HashMap::new()),
 			bound_devices: AtomicU32::new(1),
@@ -261,9 +290,10 @@ impl<E: Executor> Worker<E> {
 			tick_failing: log::Repeats::default(),
 			best_failing: log::Repeats::default(),
 			last_beat: AtomicU32::new(u32::MAX),
-			beat_busy: AtomicBool::new(false),
-			reveal_busy: AtomicBool::new(false),
+			beat_busy: SingleFlight::default(),
+			reveal_busy: SingleFlight::default(),
 			quota,
+			shortage: Mutex::new(None),
 		}))
 	}
 

@@ -44,6 +44,7 @@ impl<E: Executor> Worker<E> {
 			// The API serves the committed logs from now on.
 			let _ = std::fs::remove_dir_all(dirs.live_logs());
 			let outcome = match (entry.order_fault, code) {
+				(Some(code), _) if code == ReservedExit::HostShort.code() => "host_short",
 				(Some(_), _) => "order_fault",
 				(None, 0) => "succeeded",
 				(None, c) if c == ReservedExit::ContainerLost.code() => "lost",

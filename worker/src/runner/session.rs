@@ -208,9 +208,10 @@ impl<E: Executor> Worker<E> {
 		*best_seen = number;
 		self.best.store(number as u32, Ordering::Relaxed);
 		let at = client.at_block(hash);
-		if !self.planning_best.swap(true, Ordering::SeqCst) {
+		if let Some(flight) = self.planning_best.try_begin() {
 			let (me, at) = (self.clone(), at.clone());
-			tokio::spawn(async move {
+			spawn_named(&self.metrics, "plan-best", async move {
+				let _flight = flight;
 				match me.plan_best(&at).await {
 					Ok(()) => {
 						me.best_failing.clear();
@@ -220,7 +221,6 @@ impl<E: Executor> Worker<E> {
 					}
 					Err(_) => {}
 				}
-				me.planning_best.store(false, Ordering::SeqCst);
 			});
 		}
 		// With bidding disabled, or after an upgrade the worker does not match, the round
@@ -229,16 +229,14 @@ impl<E: Executor> Worker<E> {
 		if !self.compatible() && !self.known_incompatible() {
 			return;
 		}
-		if self.bidding.swap(true, Ordering::SeqCst) {
-			return;
-		}
+		let Some(flight) = self.bidding.try_begin() else { return };
 		let me = self.clone();
-		tokio::spawn(async move {
+		spawn_named(&self.metrics, "bid-round", async move {
+			let _flight = flight;
 			if let Err(why) = me.bid_round(&at, number as u32).await {
 				me.metrics.errors.with_label_values(&["bidding"]).inc();
 				log::warn("bidding", None, why);
 			}
-			me.bidding.store(false, Ordering::SeqCst);
 		});
 	}
 
@@ -495,9 +493,10 @@ impl<E: Executor> Worker<E> {
 
 		let settle_every = self.config.bidding.settle_every.max(1);
 		let beat = number / settle_every;
-		if self.last_beat.load(Ordering::Acquire) != beat
-			&& !self.beat_busy.swap(true, Ordering::AcqRel)
-		{
+		let flight = (self.last_beat.load(Ordering::Acquire) != beat)
+			.then(|| self.beat_busy.try_begin())
+			.flatten();
+		if let Some(flight) = flight {
 			self.last_beat.store(beat, Ordering::Release);
 			// Not a lease whose result this worker sent: the result closed its stream, perhaps
 			// in a block finality has not reached (a settle then is refused, a fee for nothing).
@@ -522,8 +521,8 @@ impl<E: Executor> Worker<E> {
 				.map(|e| e.lease)
 				.collect();
 			let (me, at) = (self.clone(), at.clone());
-			tokio::spawn(async move {
-				let _busy = Busy(&me.beat_busy);
+			spawn_named(&self.metrics, "settlement-beat", async move {
+				let _flight = flight;
 				let settles = streams.into_iter().map(|(lease, stream)| me.settle(lease, stream));
 				futures::future::join_all(settles).await;
 				if !finished.is_empty() {
@@ -537,10 +536,11 @@ impl<E: Executor> Worker<E> {
 			.filter(|e| e.phase == Phase::Done && !e.verdict_settled)
 			.filter_map(|e| e.replica.map(|replica| (e.lease, replica)))
 			.collect();
-		if !replicas.is_empty() && !self.reveal_busy.swap(true, Ordering::AcqRel) {
+		let flight = (!replicas.is_empty()).then(|| self.reveal_busy.try_begin()).flatten();
+		if let Some(flight) = flight {
 			let (me, at) = (self.clone(), at.clone());
-			tokio::spawn(async move {
-				let _busy = Busy(&me.reveal_busy);
+			spawn_named(&self.metrics, "reveals", async move {
+				let _flight = flight;
 				me.reveal_replicas(&at, number, replicas).await;
 			});
 		}

@@ -17,6 +17,7 @@
  *   copy N            copy /inputs/N to /outputs/copy-N
  *   env NAME          print NAME=value of an environment variable
  *   whoami -          print uid=U gid=G, the user it runs as
+ *   read PATH         try to open PATH for reading; print "read PATH: ok" or why not
  *   cpus -            print cpus=LIST, the CPUs it may run on (as 0,2,3)
  *   detach SECONDS    start a child in a session of its own that sleeps SECONDS (its pid in
  *                     /outputs/detached)
@@ -159,6 +160,10 @@ int main(int argc, char **argv) {
 			fclose(out);
 		} else if (!strcmp(step, "env")) {
 			printf("%s=%s\n", arg, getenv(arg) ? getenv(arg) : "");
+		} else if (!strcmp(step, "read")) {
+			int fd = open(arg, O_RDONLY);
+			printf("read %s: %s\n", arg, fd >= 0 ? "ok" : strerror(errno));
+			if (fd >= 0) close(fd);
 		} else if (!strcmp(step, "whoami")) {
 			printf("uid=%d gid=%d\n", (int)getuid(), (int)getgid());
 		} else if (!strcmp(step, "cpus")) {
