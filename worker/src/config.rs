@@ -320,6 +320,21 @@ pub struct Limits {
 	/// it unpacks to. Larger: the order's fault (`ImageTooLarge`), the pull cancelled.
 	#[serde(default = "default_max_image_mib")]
 	pub max_image_mib: u64,
+	/// Images the worker pulled for jobs and no live lease uses are removed after this many
+	/// hours unused...
+	#[serde(default = "default_image_keep_hours")]
+	pub image_keep_hours: u64,
+	/// ... and, least recently used first, while together they take more than this (MiB).
+	#[serde(default = "default_images_max_mib")]
+	pub images_max_mib: u64,
+}
+
+fn default_image_keep_hours() -> u64 {
+	24
+}
+
+fn default_images_max_mib() -> u64 {
+	100 << 10
 }
 
 fn default_max_image_mib() -> u64 {
@@ -365,6 +380,8 @@ impl Default for Limits {
 			outputs_filesystem: true,
 			job_user: default_job_user(),
 			max_image_mib: default_max_image_mib(),
+			image_keep_hours: default_image_keep_hours(),
+			images_max_mib: default_images_max_mib(),
 		}
 	}
 }

@@ -14,6 +14,7 @@
 //!   actions, run at every finalized block;
 //! - [`bidding`]: which open orders to bid on, at what price;
 //! - [`executor`]: the [`executor::Executor`] trait, Docker and native;
+//! - [`images`]: the images it pulled, on record, pruned by age and total size;
 //! - [`commit`]: manifests, the receipt, the signed report;
 //! - [`journal`]: what the worker did, durably (redb), so a crash never signs or sends twice;
 //! - [`api`]: the outputs API the buyer fetches results from (`FetchAuth`);
@@ -39,6 +40,7 @@ pub mod duties;
 pub mod executor;
 pub mod gpu;
 pub mod http;
+pub mod images;
 pub mod journal;
 pub mod log;
 pub mod metrics;

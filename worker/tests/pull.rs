@@ -1,7 +1,8 @@
 //! Pulls against this machine's real engine, from a registry this test serves on loopback (a
 //! fake of the registry's HTTP API; the engine and its pull are real): a loopback registry is
-//! never pulled from for a job, and an image that unpacks past the provider's limit (a gzip
-//! bomb: a small download, a large file) is cancelled as the order's fault and leaves nothing.
+//! never pulled from for a job, an image that unpacks past the provider's limit (a gzip bomb: a
+//! small download, a large file) is cancelled as the order's fault and leaves nothing, and one
+//! within it is put on the record of pulled images, and pruned.
 
 mod common;
 
@@ -165,9 +166,11 @@ async fn a_loopback_registry_is_never_pulled_from_and_a_gzip_bomb_is_cancelled_a
 	}
 	assert_eq!(requests.load(Ordering::Relaxed), 0, "the registry was asked");
 
-	// Allowed for this test, with 16 MiB the most an image may take: the pull is cancelled as
-	// the order's fault, and the engine keeps no image.
-	let rules = PullRules { max_image_bytes: 16 << 20, private_registries: true };
+	// Allowed for this test, with 96 MiB the most an image may take: the pull is cancelled as
+	// the order's fault, and the engine keeps no image. (The disk is watched for the room the
+	// pull takes, so what other writers take meanwhile counts too: the limit is well above what
+	// a build beside the test writes in the few seconds of the pull.)
+	let rules = PullRules { max_image_bytes: 96 << 20, private_registries: true };
 	let docker = docker.with_rules(rules);
 	let engine = docker.engine().await.unwrap();
 	let root = engine.info().await.unwrap().docker_root_dir.unwrap();
@@ -188,9 +191,19 @@ async fn a_loopback_registry_is_never_pulled_from_and_a_gzip_bomb_is_cancelled_a
 	eprintln!("engine's disk taken after the cancelled pull: {taken} bytes");
 	assert!(taken < 192 << 20, "{taken} bytes of the engine's disk still taken");
 
-	// Within the limit it is pulled and run as any image.
+	// Within the limit it is pulled, and put on the record of pulled images (once) with what it
+	// takes; a local image is not.
 	let docker = docker.with_rules(PullRules { max_image_bytes: 1 << 30, ..rules });
 	let id = docker.resolve(image.as_bytes()).await.expect("pulled");
-	let options = bollard::query_parameters::RemoveImageOptionsBuilder::default().build();
-	engine.remove_image(&id, Some(options), None).await.unwrap();
+	let pulled = docker.take_pulled();
+	assert_eq!(pulled.len(), 1, "{pulled:?}");
+	assert_eq!(pulled[0].0, id);
+	assert!(pulled[0].1 >= 512 << 20, "{pulled:?}");
+	assert!(docker.take_pulled().is_empty(), "taken once");
+	docker.resolve(common::job_image().as_bytes()).await.unwrap();
+	assert!(docker.take_pulled().is_empty(), "a local image is not on record");
+	// Pruned: gone; pruning it again is no error.
+	docker.remove_image(&id).await.unwrap();
+	assert!(engine.inspect_image(&id).await.is_err());
+	docker.remove_image(&id).await.unwrap();
 }

@@ -46,6 +46,8 @@ use super::{
 pub struct Docker {
 	/// What it may pull for a job.
 	rules: PullRules,
+	/// Images pulled and not yet asked for ([`Executor::take_pulled`]).
+	pulled: Arc<Mutex<Vec<(String, u64)>>>,
 	/// The engine, once an API version is agreed with it.
 	engine: Arc<Mutex<Option<bollard::Docker>>>,
 	/// Jobs this process started attached to their output: where the copy goes and the task
@@ -398,6 +400,19 @@ impl Executor for Docker {
 		}
 	}
 
+	fn take_pulled(&self) -> Vec<(String, u64)> {
+		std::mem::take(&mut *self.pulled.lock().expect("not poisoned"))
+	}
+
+	async fn remove_image(&self, image_id: &str) -> Result<(), String> {
+		let options = bollard::query_parameters::RemoveImageOptionsBuilder::default().build();
+		match self.engine().await?.remove_image(image_id, Some(options), None).await {
+			Ok(_) => Ok(()),
+			Err(error) if not_found(&error) => Ok(()),
+			Err(error) => Err(text(error)),
+		}
+	}
+
 	async fn resolve(&self, image: &[u8]) -> Result<String, PrepareError> {
 		let (name, digest) = split_pinned(image).ok_or_else(|| {
 			PrepareError::Order(ReservedExit::ImageUnavailable, "the image is not pinned".into())
@@ -424,7 +439,8 @@ impl Executor for Docker {
 				format!("{reference} was pulled but cannot be found"),
 			)
 		})?;
-		super::pull::unpacked_within(&engine, &id, &reference, self.rules).await?;
+		let bytes = super::pull::unpacked_within(&engine, &id, &reference, self.rules).await?;
+		self.pulled.lock().expect("not poisoned").push((id.clone(), bytes));
 		Ok(id)
 	}
 

@@ -207,6 +207,19 @@ pub trait Executor: Send + Sync + 'static {
 		&self,
 		labels: &HashMap<String, String>,
 	) -> impl Future<Output = Result<Vec<FoundJob>, String>> + Send;
+
+	/// The images [`Executor::resolve`] pulled since this was last asked, by ID, with the
+	/// room each takes: the worker keeps them on record to prune them ([`crate::images`]).
+	/// None for an executor that pulls nothing.
+	fn take_pulled(&self) -> Vec<(String, u64)> {
+		Vec::new()
+	}
+
+	/// Removes an image it pulled; an error while a job (running or kept) still uses it.
+	fn remove_image(&self, image_id: &str) -> impl Future<Output = Result<(), String>> + Send {
+		let _ = image_id;
+		std::future::ready(Ok(()))
+	}
 }
 
 /// The label that names a job's lease.

@@ -49,9 +49,10 @@ fn pull_failed_here(error: &DockerError) -> bool {
 /// Pulls `reference`, held to [`PullRules::max_image_bytes`] on the way: the sizes of its
 /// layers as the engine starts downloading them (read from the image's manifest), and the
 /// room it takes on the engine's disk as it unpacks (where this process sees that disk),
-/// looked at every 100 ms. Past either, the pull is cancelled (the request dropped) and the
-/// image is the order's fault: a gzip bomb is the buyer's choice. Other writes to that disk
-/// during the pull count against the image too.
+/// looked at every 100 ms once its manifest is read. Past either, the pull is cancelled
+/// (the request dropped) and the image is the order's fault: a gzip bomb is the buyer's
+/// choice. Other writes to that disk during the pull count against the image too (a limit far
+/// above what the machine's other writers do in a pull's time keeps that from mattering).
 pub(super) async fn pull(
 	engine: &bollard::Docker,
 	reference: &str,
@@ -61,7 +62,9 @@ pub(super) async fn pull(
 	let too_large = |why: String| PrepareError::Order(ReservedExit::ImageTooLarge, why);
 	let root = engine.info().await.ok().and_then(|info| info.docker_root_dir);
 	let free = || root.as_deref().and_then(|r| stint_probe::free_bytes(Path::new(r)).ok());
-	let before = free();
+	// Counted from the first word about a layer: before it (the manifest not read yet), what
+	// the disk loses is not the image's.
+	let mut before = None;
 	let options = CreateImageOptionsBuilder::default().from_image(reference).build();
 	let mut pull = engine.create_image(Some(options), None, None);
 	let mut layers: HashMap<String, u64> = HashMap::new();
@@ -78,6 +81,10 @@ pub(super) async fn pull(
 					});
 				}
 				Some(Ok(step)) => {
+					// A layer's first word (`Pulling fs layer`): the manifest is read.
+					if step.id.is_some() {
+						before = before.or_else(free);
+					}
 					let total = step.progress_detail.and_then(|detail| detail.total);
 					if let (Some("Downloading"), Some(layer), Some(total)) =
 						(step.status.as_deref(), step.id, total)
@@ -111,33 +118,36 @@ pub(super) async fn pull(
 }
 
 /// After a pull is cancelled the engine may still register what it had unpacked, a moment
-/// later: that image is removed once it appears (looked for during ten seconds).
+/// later (seen when the pull was cancelled before its layers came): that image is removed once
+/// it appears (looked for during five seconds).
 async fn leave_nothing(engine: &bollard::Docker, reference: &str) {
-	for _ in 0..50 {
+	for _ in 0..25 {
 		tokio::time::sleep(Duration::from_millis(200)).await;
 		if engine.inspect_image(reference).await.is_err() {
 			continue;
 		}
 		let options = RemoveImageOptionsBuilder::default().build();
 		if engine.remove_image(reference, Some(options), None).await.is_ok() {
+			let why = "the engine finished a cancelled pull: its image is removed";
+			crate::log::warn("executor", None, format!("{reference}: {why}"));
 			return;
 		}
 	}
 }
 
-/// Whether the image `id` just pulled as `reference` unpacked within the rules, whatever the
-/// pull showed on the way; one that did not is removed, and is the order's fault.
+/// What the image `id` just pulled as `reference` unpacked to, if within the rules, whatever
+/// the pull showed on the way; one that is not is removed, and is the order's fault.
 pub(super) async fn unpacked_within(
 	engine: &bollard::Docker,
 	id: &str,
 	reference: &str,
 	rules: PullRules,
-) -> Result<(), PrepareError> {
+) -> Result<u64, PrepareError> {
 	let max = rules.max_image_bytes;
 	let size = engine.inspect_image(id).await.ok().and_then(|image| image.size);
 	let size = size.unwrap_or_default().max(0) as u64;
 	if size <= max {
-		return Ok(());
+		return Ok(size);
 	}
 	let options = RemoveImageOptionsBuilder::default().build();
 	if let Err(error) = engine.remove_image(id, Some(options), None).await {

@@ -52,6 +52,7 @@ impl<E: Executor> Worker<E> {
 			Some(image_id) => image_id,
 			None => self.executor.resolve(&entry.spec.image).await.map_err(|e| e.to_string())?,
 		};
+		self.note_image_use(&image_id);
 		let job = self.job_request(&entry)?;
 		let handle = self.executor.start(&job, &image_id).await?;
 		entry.image_id = Some(image_id);

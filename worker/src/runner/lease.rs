@@ -256,7 +256,10 @@ impl<E: Executor> Worker<E> {
 			)),
 		};
 		match resolved {
-			Ok(image_id) => entry.image_id = Some(image_id),
+			Ok(image_id) => {
+				self.note_image_use(&image_id);
+				entry.image_id = Some(image_id);
+			}
 			Err(PrepareError::Order(code, why)) => {
 				log::warn("executor", Some(id), format!("the order's image: {why}"));
 				entry.order_fault = Some(code.code());

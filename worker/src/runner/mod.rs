@@ -15,6 +15,7 @@
 //! - `bids`: bidding rounds, settlement, the executor's health as it bears on new work;
 //! - `verdicts`: verdict windows confirmed, replicas' sealed results revealed;
 //! - `inputs`: an order's inputs, from public addresses only, checked against their hashes;
+//! - `images`: the images pulled for leases, on record and pruned at each settlement beat;
 //! - `tasks`: named background tasks whose panics are said, one at a time of a kind.
 
 use std::{
@@ -55,6 +56,7 @@ use crate::{
 };
 
 mod bids;
+mod images;
 mod inputs;
 pub(crate) use inputs::is_inside;
 mod job;

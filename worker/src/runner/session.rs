@@ -525,6 +525,7 @@ impl<E: Executor> Worker<E> {
 				let _flight = flight;
 				let settles = streams.into_iter().map(|(lease, stream)| me.settle(lease, stream));
 				futures::future::join_all(settles).await;
+				me.prune_images().await;
 				if !finished.is_empty() {
 					me.confirm_verdicts(&at, number, finished).await;
 				}
