@@ -266,7 +266,7 @@ pub struct SignedTx {
 	/// The signer's nonce it was signed with.
 	pub nonce: u64,
 	/// The first block it can no longer be in: it is mortal for [`MORTAL_BLOCKS`] from the
-	/// finalized block it was signed at. `None`: immortal.
+	/// parent of the finalized block it was signed at. `None`: immortal.
 	#[serde(default)]
 	pub valid_until: Option<u64>,
 }
@@ -379,12 +379,26 @@ impl Client {
 				.map_err(Error::rpc)?,
 		};
 		let at = self.api.at_current_block().await.map_err(Error::rpc)?;
-		// Mortal from the block it is signed at, said explicitly, so that whoever keeps the
-		// bytes knows when they expire.
-		let from = at.block_number();
+		// Mortal from the parent of the finalized block it is signed at, said explicitly, so
+		// that whoever keeps the bytes knows when they expire. Not from that block itself: a
+		// block's own hash is only in the chain's `BlockHash` from its child on, so a dry run on
+		// it (when it is also the best block) would find the era's birth unknown
+		// (`AncientBirthBlock`) and could not judge the call.
+		let (from, birth) = match at.block_number() {
+			0 => (0, at.block_hash()),
+			number => {
+				let header = self
+					.legacy()
+					.chain_get_header(Some(at.block_hash()))
+					.await
+					.map_err(Error::rpc)?
+					.ok_or_else(|| Error::Rpc("the finalized block has no header".into()))?;
+				(number - 1, header.parent_hash)
+			}
+		};
 		let params = subxt::config::DefaultExtrinsicParamsBuilder::<StintConfig>::new()
 			.nonce(nonce)
-			.mortal_from_unchecked(MORTAL_BLOCKS, from, at.block_hash())
+			.mortal_from_unchecked(MORTAL_BLOCKS, from, birth)
 			.build();
 		let signed = at
 			.transactions()
