@@ -99,18 +99,26 @@ sha=$(sha256sum "$bin" | cut -d' ' -f1)
 while IFS= read -r uuid; do
 	job="$out/once-$uuid"
 	mkdir -p "$job"
+	# The file a buyer would order (stint_client::job_file); what only this machine decides
+	# (the program, the GPU, the folder, the time limit) is given to run-once.
 	cat > "$job/job.toml" <<TOML
+[job]
 image = "native/stint-worker@sha256:$sha"
-program = "$bin"
 command = ["stint-worker", "selftest", "--require-gpu"]
-gpus = ["$uuid"]
-timeout_secs = 120
-out = "$job/out"
+
+[gpus]
+count = 1
+
+[terms]
+max_price_per_block = "0.01"
+duration_blocks = 20
+bid_window_blocks = 5
 TOML
 	echo "[gpu-check] run-once (native) on $uuid"
 	# As the worker's own user: the program is the worker itself, and this folder may be closed
 	# to others (a native job as `nobody` needs every folder above its own open to it).
-	if "$bin" run-once --job-user "" "$job/job.toml" > "$job/report.json" \
+	if "$bin" run-once --job-user "" --program "$bin" --gpu "$uuid" --timeout-secs 120 \
+		--out "$job/out" "$job/job.toml" > "$job/report.json" \
 		&& grep -q "$uuid" "$job/out/logs/stdout" \
 		&& [ "$(grep -c 'self-test GPU-' "$job/out/logs/stdout")" = 1 ]; then
 		cat "$job/out/logs/stdout"

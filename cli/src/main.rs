@@ -11,7 +11,6 @@
 
 mod commands;
 mod ctx;
-mod job;
 mod machine;
 mod results;
 mod show;

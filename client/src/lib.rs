@@ -28,6 +28,7 @@ use subxt_signer::SecretUri;
 mod amount;
 mod connection;
 mod describe;
+pub mod job_file;
 mod queries;
 
 pub use amount::{format_stint, parse_stint};

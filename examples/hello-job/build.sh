@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the hello job's image locally (a static binary FROM scratch: no registry needed) and
 # writes, next to this script, the files that use it pinned by its digest:
-#   order.toml  - a buyer's order for it: `stint --key //Alice order create examples/hello-job/order.toml`
-#   once.toml   - one run without a chain: `stint-worker run-once examples/hello-job/once.toml`
+#   order.toml  - a buyer's order for it: `stint --key //Alice order create examples/hello-job/order.toml`;
+#                 the same file runs once without a chain:
+#                 `stint-worker run-once examples/hello-job/order.toml --out once-out`
 set -euo pipefail
 cd "$(dirname "$0")"
 gcc -static -O2 -o hello hello.c
@@ -24,13 +25,5 @@ duration_blocks = 100
 bid_window_blocks = 5
 deposit = "10"
 auto_accept = true
-TOML
-cat > once.toml <<TOML
-# Written by build.sh: one run of the hello job without a chain.
-image = "$image"
-command = ["/hello"]
-max_output_bytes = 1048576
-timeout_secs = 60
-out = "once-out"
 TOML
 echo "$image"

@@ -7,12 +7,12 @@
 use std::{collections::HashMap, process::Command, time::Instant};
 
 use serde::Serialize;
+use stint_client::job_file::Job;
 
 use crate::{
 	commit::LeaseDirs,
 	config::Limits,
 	executor::{docker::Docker, Executor, JobRequest, JobState, INSTANCE_LABEL, LEASE_LABEL},
-	once::JobFile,
 };
 
 /// Milliseconds: median and 95th percentile.
@@ -50,17 +50,7 @@ pub async fn executor_overhead(
 	runs: usize,
 	scratch: &std::path::Path,
 ) -> Result<ExecutorBench, String> {
-	let spec = JobFile {
-		image: image.to_string(),
-		command: Vec::new(),
-		env: Default::default(),
-		max_output_bytes: 1 << 20,
-		timeout_secs: 60,
-		gpus: Vec::new(),
-		out: scratch.to_path_buf(),
-		program: None,
-	}
-	.spec()?;
+	let spec = Job { max_output_bytes: 1 << 20, ..Job::new(image, &[]) }.spec()?;
 	let image_id = docker.resolve(&spec.image).await.map_err(|e| e.to_string())?;
 	let host = stint_probe::host(scratch)?;
 	let instance = format!("bench{:x}", crate::unix_ms());

@@ -10,16 +10,14 @@
 use std::{collections::HashSet, path::PathBuf, process::ExitCode, sync::Arc};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use stint_primitives::ExecutorKind;
 use stint_worker::{
-	config::{Config, ExecutorChoice, GpuMode, Limits, NativeProgram},
+	config::{Config, ExecutorChoice, Limits, NativeProgram},
 	executor::{docker::Docker, native::Native, Executor},
-	gpu::Gpus,
+	gpu::{Gpus, When},
 	journal::Journal,
 	log,
-	once::{run_once_with, JobFile},
+	once::{run_once_with, OnceJob},
 	runner::Worker,
-	toolkit,
 };
 
 #[derive(Parser)]
@@ -48,9 +46,26 @@ enum Command {
 		#[arg(long = "adopt")]
 		adopt: Vec<u64>,
 	},
-	/// Runs one job file through the executor, without a chain, and prints its receipt.
+	/// Runs the job of a buyer's job file (the file `stint order create` takes) through the
+	/// executor, without a chain, and prints its receipt.
 	RunOnce {
 		job: PathBuf,
+		/// Where the inputs, outputs, logs and receipt go (relative: from the job file's
+		/// folder).
+		#[arg(long, default_value = "run-once-out")]
+		out: PathBuf,
+		/// A GPU to pass, by UUID as `nvidia-smi -L` prints it (repeatable).
+		#[arg(long = "gpu")]
+		gpus: Vec<String>,
+		/// Then SIGTERM, a grace period and SIGKILL (stop reason TimeLimit).
+		#[arg(long, default_value_t = stint_worker::once::DEFAULT_TIMEOUT_SECS)]
+		timeout_secs: u64,
+		/// Run this program natively (unisolated) instead of a container: the job's image must
+		/// be `native/<name>@sha256:<the file's sha256>`, and the command's words past the
+		/// first are the arguments the provider declares for it (relative: from the job
+		/// file's folder).
+		#[arg(long)]
+		program: Option<PathBuf>,
 		/// The user the job runs as, as `[limits] job_user` says it (`uid:gid`, never root;
 		/// `""`: the image's own user).
 		#[arg(long, default_value = stint_worker::config::DEFAULT_JOB_USER)]
@@ -119,7 +134,10 @@ fn main() -> ExitCode {
 			probe(&scratch, json, require_gpu, !no_selftest)
 		}
 		Command::Run { config, adopt } => runtime().block_on(run(&config, adopt)),
-		Command::RunOnce { job, job_user } => runtime().block_on(once(&job, job_user)),
+		Command::RunOnce { job, out, gpus, timeout_secs, program, job_user } => {
+			let local = Local { out, gpus, timeout_secs, program };
+			runtime().block_on(once(&job, local, job_user))
+		}
 		Command::Journal { command } => journal(command),
 		Command::Selftest { json, require_gpu } => selftest(json, require_gpu),
 		Command::BenchExecutor { image, runs } => runtime().block_on(bench(&image, runs)),
@@ -206,54 +224,10 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 		Ok(key) => key,
 		Err(e) => return fail("config", format!("[worker] key: {e}")),
 	};
-	let mut gpus = Gpus::detect(config.worker.gpus);
-	if config.worker.gpus == GpuMode::Auto {
-		match (&gpus.missing, executor.gpus_supported().await) {
-			(Some(why), _) => log::alert(
-				"gpu",
-				None,
-				format!(
-					"no GPU ({why}): leases on GPUs will not be run; set gpus = \"off\" on a \
-					 development chain"
-				),
-			),
-			// The GPUs are there but jobs cannot have them: bidding on them would win leases
-			// that cannot be run.
-			(None, Some(false)) => {
-				let why = "the Docker engine has no NVIDIA runtime: GPUs cannot be passed to \
-				           containers, so none is offered";
-				log::alert("gpu", None, why);
-				gpus = gpus.unusable(why);
-			}
-			// An engine that gives containers GPUs through a toolkit an image can take over
-			// is not given any job at all.
-			(None, Some(true)) if executor.kind() == ExecutorKind::Docker => {
-				match toolkit::installed() {
-					Some(version) => {
-						if let Err(why) = toolkit::check(version) {
-							return fail("gpu", why);
-						}
-					}
-					None => log::alert(
-						"gpu",
-						None,
-						"cannot tell the NVIDIA Container Toolkit's version (neither nvidia-ctk \
-						 nor nvidia-container-cli answers): make sure it is 1.17.8 or later \
-						 (CVE-2025-23266)",
-					),
-				}
-			}
-			(None, Some(true)) => {}
-			(None, None) => {
-				log::warn(
-					"gpu",
-					None,
-					"the executor does not answer: no GPU is offered until it says it can pass \
-					 GPUs to jobs",
-				);
-				gpus.unverified = true;
-			}
-		}
+	let gpus = Gpus::detect(config.worker.gpus);
+	// Never GPUs through a toolkit an image can take over: the worker does not start.
+	if let Err(why) = gpus.settle(&executor, When::Start).await {
+		return fail("gpu", why);
 	}
 	let worker: Arc<Worker<E>> = match Worker::new(config, key, executor, gpus, adopt) {
 		Ok(worker) => worker,
@@ -277,7 +251,15 @@ async fn run_with<E: Executor>(config: Config, executor: E, adopt: HashSet<u64>)
 	}
 }
 
-async fn once(path: &std::path::Path, job_user: String) -> ExitCode {
+/// What `run-once` takes beside the job file: what only this machine decides.
+struct Local {
+	out: PathBuf,
+	gpus: Vec<String>,
+	timeout_secs: u64,
+	program: Option<PathBuf>,
+}
+
+async fn once(path: &std::path::Path, local: Local, job_user: String) -> ExitCode {
 	if !job_user.is_empty() && !stint_worker::config::valid_job_user(&job_user) {
 		return fail("run-once", format!("--job-user {job_user:?}: give uid:gid, not root's"));
 	}
@@ -286,25 +268,26 @@ async fn once(path: &std::path::Path, job_user: String) -> ExitCode {
 		Ok(text) => text,
 		Err(e) => return fail("run-once", format!("{}: {e}", path.display())),
 	};
-	let mut job: JobFile = match toml::from_str(&text) {
+	// Relative to the job file's folder; Docker binds absolute paths only.
+	let mut job = match OnceJob::from_file(&text, absolute_beside(path, &local.out)) {
 		Ok(job) => job,
 		Err(e) => return fail("run-once", format!("{}: {e}", path.display())),
 	};
-	// Relative to the job file's folder; Docker binds absolute paths only.
-	job.out = absolute_beside(path, &job.out);
-	let report = match &job.program {
+	job.gpus = local.gpus;
+	job.timeout_secs = local.timeout_secs;
+	let report = match &local.program {
 		// A native program: the job's image names it, pinned by the file's sha256.
 		Some(program) => {
 			let program = absolute_beside(path, program);
-			let name = job.image.split('@').next().unwrap_or_default();
+			let image = &job.job.image;
+			let name = image.split('@').next().unwrap_or_default();
 			let name = name.strip_prefix("native/").unwrap_or(name).to_string();
-			let sha256 = job.image.rsplit_once(':').map(|(_, d)| d.to_string()).unwrap_or_default();
-			// The job file is its provider's own: the words after the program's name are the
-			// arguments it declares for it.
-			let args = job.command.iter().skip(1).cloned().collect();
+			let sha256 = image.rsplit_once(':').map(|(_, d)| d.to_string()).unwrap_or_default();
+			// Run by its provider: the words after the program's name are the arguments it
+			// declares for it.
+			let args = job.job.command.iter().skip(1).cloned().collect();
 			let programs = vec![NativeProgram { name, path: program, sha256, args }];
-			let mut job = job.clone();
-			job.command.truncate(1);
+			job.job.command.truncate(1);
 			match Native::new(programs, job.out.join(".native")) {
 				Ok(native) => run_once_with(&native, &job, limits).await,
 				Err(e) => return fail("executor", e),

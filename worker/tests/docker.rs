@@ -7,6 +7,7 @@ mod common;
 
 use std::{collections::HashMap, time::Duration};
 
+use stint_client::job_file::Job;
 use stint_primitives::{ReservedExit, StopReason};
 use stint_worker::{
 	commit::{self, LeaseDirs},
@@ -16,22 +17,11 @@ use stint_worker::{
 		Executor, JobRequest, JobState, PrepareError, StartError, CHAIN_LABEL, INSTANCE_LABEL,
 		LEASE_LABEL,
 	},
-	once::{run_once, JobFile},
+	once::{run_once, OnceJob},
 };
 
 fn request(dir: &std::path::Path, lease: u64, image: &str, command: &[&str]) -> JobRequest {
-	let spec = JobFile {
-		image: image.to_string(),
-		command: command.iter().map(|w| w.to_string()).collect(),
-		env: Default::default(),
-		max_output_bytes: 1 << 20,
-		timeout_secs: 60,
-		gpus: vec![],
-		out: dir.to_path_buf(),
-		program: None,
-	}
-	.spec()
-	.unwrap();
+	let spec = Job { max_output_bytes: 1 << 20, ..Job::new(image, command) }.spec().unwrap();
 	let dirs = LeaseDirs { root: dir.join(lease.to_string()) };
 	dirs.create().unwrap();
 	let instance = format!("test{:x}", std::process::id());
@@ -226,15 +216,13 @@ async fn images_are_found_by_id_and_a_digest_that_is_nowhere_is_the_orders_fault
 async fn run_once_prints_a_receipt_that_commits_to_the_outputs_and_logs() {
 	let docker = docker().await;
 	let dir = tempfile::tempdir().unwrap();
-	let job = JobFile {
-		image: common::job_image(),
-		command: ["/job", "write", "a.txt", "alpha", "big", "3000000"].map(String::from).to_vec(),
-		env: Default::default(),
-		max_output_bytes: 2 << 20,
+	let command = ["/job", "write", "a.txt", "alpha", "big", "3000000"];
+	let job = OnceJob {
 		timeout_secs: 60,
-		gpus: vec![],
-		out: dir.path().join("out"),
-		program: None,
+		..OnceJob::new(
+			Job { max_output_bytes: 2 << 20, ..Job::new(common::job_image(), &command) },
+			dir.path().join("out"),
+		)
 	};
 	let report = run_once(&docker, &job).await.unwrap();
 	assert_eq!(report.exit_code, 0);
@@ -253,21 +241,14 @@ async fn run_once_prints_a_receipt_that_commits_to_the_outputs_and_logs() {
 
 	// A file deleted while the job keeps it open fills the disk as much as any output: it
 	// counts against the limit, though no walk of /outputs sees it.
-	let held = JobFile {
-		command: ["/job", "hold", "3000000", "sleep", "60"].map(String::from).to_vec(),
-		out: dir.path().join("held"),
-		..job.clone()
-	};
+	let mut held = OnceJob { out: dir.path().join("held"), ..job.clone() };
+	held.job.command = ["/job", "hold", "3000000", "sleep", "60"].map(String::from).to_vec();
 	let report = run_once(&docker, &held).await.unwrap();
 	assert_eq!(report.stop_reason, StopReason::OutputOverLimit);
 	assert!(commit::manifest(&dir.path().join("held/outputs")).unwrap().files.is_empty());
 
-	let timed = JobFile {
-		command: ["/job", "sleep", "60"].map(String::from).to_vec(),
-		timeout_secs: 1,
-		out: dir.path().join("timed"),
-		..job
-	};
+	let mut timed = OnceJob { timeout_secs: 1, out: dir.path().join("timed"), ..job };
+	timed.job.command = ["/job", "sleep", "60"].map(String::from).to_vec();
 	let report = run_once(&docker, &timed).await.unwrap();
 	assert_eq!(report.stop_reason, StopReason::TimeLimit);
 	assert_ne!(report.exit_code, 0);
@@ -428,22 +409,12 @@ async fn a_worker_that_is_not_root_counts_and_can_remove_what_a_root_job_closed_
 	let run_as_nobody = |name: &str, command: &[&str], limit: u64| {
 		let out = dir.path().join(name);
 		let job = dir.path().join(format!("{name}.toml"));
-		let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
-		std::fs::write(
-			&job,
-			format!(
-				"image = {:?}\ncommand = [{}]\nmax_output_bytes = {limit}\ntimeout_secs = 60\n\
-				 out = {:?}\n",
-				common::job_image(),
-				words.join(", "),
-				out
-			),
-		)
-		.unwrap();
+		std::fs::write(&job, common::job_toml(&common::job_image(), command, limit)).unwrap();
 		let ran = std::process::Command::new("setpriv")
 			.args(["--reuid=65534", "--regid=65534", &format!("--groups={engine_group}")])
 			.arg(&worker)
-			.arg("run-once")
+			.args(["run-once", "--timeout-secs", "60", "--out"])
+			.arg(&out)
 			.arg(&job)
 			// As root, the image's own user: a job run as the worker's user (its default,
 			// nobody) owns nothing the worker cannot enter.

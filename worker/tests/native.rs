@@ -7,6 +7,7 @@ mod common;
 
 use std::{collections::HashMap, time::Duration};
 
+use stint_client::job_file::Job;
 use stint_primitives::ReservedExit;
 use stint_worker::{
 	commit::LeaseDirs,
@@ -15,7 +16,6 @@ use stint_worker::{
 		held, native::Native, Executor, JobRequest, JobState, PrepareError, StartError,
 		INSTANCE_LABEL, LEASE_LABEL,
 	},
-	once::JobFile,
 };
 
 /// The test job's program, built into `dir`: its sha256.
@@ -54,18 +54,8 @@ fn declare(dir: &std::path::Path, job: &mut JobRequest) -> NativeProgram {
 /// folders are closed to others (`a_job_runs_as_the_job_user_and_cannot_read_the_workers_key`
 /// runs one as `nobody`).
 fn request(dir: &std::path::Path, lease: u64, sha256: &str, command: &[&str]) -> JobRequest {
-	let spec = JobFile {
-		image: format!("native/job-{lease}@sha256:{sha256}"),
-		command: command.iter().map(|w| w.to_string()).collect(),
-		env: Default::default(),
-		max_output_bytes: 1 << 20,
-		timeout_secs: 60,
-		gpus: vec![],
-		out: dir.to_path_buf(),
-		program: None,
-	}
-	.spec()
-	.unwrap();
+	let image = format!("native/job-{lease}@sha256:{sha256}");
+	let spec = Job { max_output_bytes: 1 << 20, ..Job::new(image, command) }.spec().unwrap();
 	let dirs = LeaseDirs { root: dir.join(lease.to_string()) };
 	dirs.create().unwrap();
 	JobRequest {

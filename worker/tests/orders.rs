@@ -40,7 +40,7 @@ use common::{
 	},
 	DockerSocket,
 };
-use stint_client::LeaseStatus;
+use stint_client::{Client, LeaseStatus};
 use stint_primitives::{blake2_256, output_root, OutputFile, ReservedExit};
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -380,8 +380,23 @@ impl Drop for Tmpfs {
 	}
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -> Result<()> {
+/// A worker on a 64 MiB disk of its own (a tmpfs under its data directory) bid on an order that
+/// may write 16 MiB, was down when the bid became a lease, and meanwhile its disk filled up:
+/// 4 MiB left. `None` where a tmpfs cannot be mounted (not root).
+struct FilledAfterBid {
+	/// Unmounted first when dropped (fields drop in order), before its folder is removed.
+	_disk: Tmpfs,
+	node: stint_e2e::TestNode,
+	client: Client,
+	dir: tempfile::TempDir,
+	config: PathBuf,
+	lease: u64,
+	filler: PathBuf,
+}
+
+const FILLED_ORDER_BYTES: u64 = 16 << 20;
+
+async fn a_lease_then_a_full_disk() -> Result<Option<FilledAfterBid>> {
 	let (node, client) = dev_node().await?;
 	let url = node.ws_url();
 	let dir = tempfile::tempdir()?;
@@ -389,27 +404,34 @@ async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -
 	let data = dir.path().join("data");
 	let Some(disk) = Tmpfs::mount(&data, 64)? else {
 		eprintln!("skipped: mounting a tmpfs needs root");
-		return Ok(());
+		return Ok(None);
 	};
 	let config = write_config(dir.path(), &url, &Setup::default())?;
 	let mut worker = Worker::start(&config, None)?;
 	let command = ["/job", "write", "late.txt", "ok"];
-	let max_output_bytes = 16 << 20;
-	let order = Order { command: &command, max_output_bytes, ..Order::default() };
+	let order =
+		Order { command: &command, max_output_bytes: FILLED_ORDER_BYTES, ..Order::default() };
 	let order = post_order(dir.path(), &url, &order)?;
 	// The worker bids (64 MiB free), goes down, and the bid becomes a lease.
 	worker.wait_log(&format!("order {order}: bid "), WAIT).await?;
 	worker.kill();
 	let lease = lease_of(&client, order, WAIT, &worker).await?;
-
-	// Meanwhile the disk fills up: 4 MiB left, where the order may write 16.
 	let free = stint_probe::free_bytes(&data).map_err(anyhow::Error::msg)?;
 	let filler = data.join("filler");
 	std::fs::write(&filler, vec![0u8; (free - (4 << 20)) as usize])?;
-	let worker = Worker::start(&config, None)?;
+	Ok(Some(FilledAfterBid { _disk: disk, node, client, dir, config, lease, filler }))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -> Result<()> {
+	let Some(filled) = a_lease_then_a_full_disk().await? else {
+		return Ok(());
+	};
+	let FilledAfterBid { client, config, lease, filler, .. } = &filled;
+	let worker = Worker::start(config, None)?;
 	worker
 		.wait_log(
-			&format!("the order may write ({max_output_bytes} bytes): not acknowledged"),
+			&format!("the order may write ({FILLED_ORDER_BYTES} bytes): not acknowledged"),
 			WAIT,
 		)
 		.await?;
@@ -417,50 +439,33 @@ async fn a_worker_whose_disk_filled_up_acknowledges_only_once_space_is_freed() -
 	while client.best_number().await? < from + 6 {
 		tokio::time::sleep(Duration::from_millis(250)).await;
 	}
-	let record = client.lease(lease).await?.context("the lease")?;
+	let record = client.lease(*lease).await?.context("the lease")?;
 	assert!(matches!(record.status, LeaseStatus::AwaitingAck), "{}", worker.log());
 	assert!(record.result.is_none(), "the provider's fault fails no order: {}", worker.log());
 	let log = worker.log();
 	assert_eq!(log.matches("not acknowledged").count(), 1, "alerted once: {log}");
 
 	// Space is freed well before the ack deadline: acknowledged, run, committed.
-	std::fs::remove_file(&filler)?;
-	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	std::fs::remove_file(filler)?;
+	let record = wait_lease(client, *lease, WAIT, &worker, |r| !live(r)).await?;
 	assert!(matches!(record.status, LeaseStatus::Completed), "{}", worker.log());
 	stop(worker)?;
-	drop(disk);
 	Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_disk_still_full_near_the_ack_deadline_ends_the_lease_as_the_providers_fault_and_bidding_waits(
 ) -> Result<()> {
-	let (node, client) = dev_node().await?;
-	let url = node.ws_url();
-	let dir = tempfile::tempdir()?;
-	let data = dir.path().join("data");
-	let Some(disk) = Tmpfs::mount(&data, 64)? else {
-		eprintln!("skipped: mounting a tmpfs needs root");
+	let Some(filled) = a_lease_then_a_full_disk().await? else {
 		return Ok(());
 	};
-	let config = write_config(dir.path(), &url, &Setup::default())?;
-	let mut worker = Worker::start(&config, None)?;
-	let command = ["/job", "write", "late.txt", "ok"];
-	let order = Order { command: &command, max_output_bytes: 16 << 20, ..Order::default() };
-	let order = post_order(dir.path(), &url, &order)?;
-	worker.wait_log(&format!("order {order}: bid "), WAIT).await?;
-	worker.kill();
-	let lease = lease_of(&client, order, WAIT, &worker).await?;
-
-	// The disk fills up and stays full: 4 MiB left, where the order may write 16.
-	let free = stint_probe::free_bytes(&data).map_err(anyhow::Error::msg)?;
-	let filler = data.join("filler");
-	std::fs::write(&filler, vec![0u8; (free - (4 << 20)) as usize])?;
-	let worker = Worker::start(&config, None)?;
-	worker.wait_log("(16777216 bytes): not acknowledged", WAIT).await?;
+	let FilledAfterBid { node, client, dir, config, lease, filler, .. } = &filled;
+	let url = node.ws_url();
+	let worker = Worker::start(config, None)?;
+	worker.wait_log(&format!("({FILLED_ORDER_BYTES} bytes): not acknowledged"), WAIT).await?;
 	// Two blocks before the deadline: acknowledged (no no-show) and ended as the provider's
 	// fault, with nothing run.
-	let record = wait_lease(&client, lease, WAIT, &worker, |r| !live(r)).await?;
+	let record = wait_lease(client, *lease, WAIT, &worker, |r| !live(r)).await?;
 	assert!(matches!(record.status, LeaseStatus::Failed), "{}", worker.log());
 	let code = record.result.context("a result")?.0.exit_code;
 	assert_eq!(code, ReservedExit::HostShort.code(), "{}", worker.log());
@@ -478,12 +483,11 @@ async fn a_disk_still_full_near_the_ack_deadline_ends_the_lease_as_the_providers
 	}
 	assert!(!worker.log().contains(&format!("order {small}: bid ")), "{}", worker.log());
 	// ... and gets one once the space is back.
-	std::fs::remove_file(&filler)?;
+	std::fs::remove_file(filler)?;
 	worker.wait_log("the disk is back: bidding again", WAIT).await?;
 	worker.wait_log(&format!("order {small}: bid "), WAIT).await?;
 	let journal = stop(worker)?;
-	assert!(journal_entry(&journal, lease)["container"].is_null(), "nothing was started");
-	drop(disk);
+	assert!(journal_entry(&journal, *lease)["container"].is_null(), "nothing was started");
 	Ok(())
 }
 

@@ -1,18 +1,16 @@
 //! Pulls against this machine's real engine, from a registry this test serves on loopback (a
 //! fake of the registry's HTTP API; the engine and its pull are real): a loopback registry is
-//! never pulled from for a job, an image that unpacks past the provider's limit (a gzip bomb: a
-//! small download, a large file) is cancelled as the order's fault and leaves nothing, and one
-//! within it is put on the record of pulled images, and pruned.
+//! never pulled from for a job, an image whose manifest says it is larger than the provider's
+//! limit is refused before any of it is downloaded, one that unpacks past the limit (a gzip
+//! bomb: a small download, a large file) is cancelled as the order's fault and leaves nothing,
+//! and one within it is put on the record of pulled images, and pruned.
 
 mod common;
 
 use std::{
 	io::{Read, Write},
 	process::{Command, Stdio},
-	sync::{
-		atomic::{AtomicUsize, Ordering},
-		Arc,
-	},
+	sync::{Arc, Mutex},
 };
 
 use sha2::{Digest, Sha256};
@@ -78,9 +76,9 @@ fn zero_layer(size: u64) -> (Vec<u8>, String) {
 	(compressed, writer.join().unwrap())
 }
 
-/// A registry on loopback serving one image, `stint-test/bomb`, by digest; counts the requests
-/// it answered. Returns its port and the image's manifest digest.
-fn serve(layer: Vec<u8>, diff_id: String, requests: Arc<AtomicUsize>) -> (u16, String) {
+/// A registry on loopback serving one image, `stint-test/bomb`, by digest; keeps the paths it
+/// was asked for. Returns its port and the image's manifest digest.
+fn serve(layer: Vec<u8>, diff_id: String, requests: Arc<Mutex<Vec<String>>>) -> (u16, String) {
 	let config = serde_json::json!({
 		"architecture": "amd64",
 		"os": "linux",
@@ -112,8 +110,8 @@ fn serve(layer: Vec<u8>, diff_id: String, requests: Arc<AtomicUsize>) -> (u16, S
 	let named = manifest_digest.clone();
 	std::thread::spawn(move || {
 		for request in server.incoming_requests() {
-			requests.fetch_add(1, Ordering::Relaxed);
 			let url = request.url().to_string();
+			requests.lock().unwrap().push(url.clone());
 			let header = |name: &str, value: &str| {
 				tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
 			};
@@ -151,7 +149,7 @@ async fn a_loopback_registry_is_never_pulled_from_and_a_gzip_bomb_is_cancelled_a
 	// 512 MiB of zeros: about half a MiB to download.
 	let (layer, diff_id) = zero_layer(512 << 20);
 	assert!(layer.len() < 4 << 20, "{}", layer.len());
-	let requests = Arc::new(AtomicUsize::new(0));
+	let requests = Arc::new(Mutex::new(Vec::new()));
 	let (port, manifest) = serve(layer, diff_id, requests.clone());
 	let image = format!("127.0.0.1:{port}/stint-test/bomb@{manifest}");
 
@@ -164,7 +162,22 @@ async fn a_loopback_registry_is_never_pulled_from_and_a_gzip_bomb_is_cancelled_a
 		}
 		other => panic!("{other:?}"),
 	}
-	assert_eq!(requests.load(Ordering::Relaxed), 0, "the registry was asked");
+	assert!(requests.lock().unwrap().is_empty(), "the registry was asked");
+
+	// Allowed for this test, where the image's manifest says it downloads more than the most
+	// an image may take (its layer's gzip is about half a MiB): refused as the order's fault
+	// before any of it is pulled (the manifest alone was read).
+	let tiny = PullRules { max_image_bytes: 64 << 10, private_registries: true };
+	match docker.clone().with_rules(tiny).resolve(image.as_bytes()).await {
+		Err(PrepareError::Order(code, why)) => {
+			assert_eq!(code, ReservedExit::ImageTooLarge, "{why}");
+			assert!(why.contains("its manifest says"), "{why}");
+		}
+		other => panic!("{other:?}"),
+	}
+	let asked = std::mem::take(&mut *requests.lock().unwrap());
+	assert!(!asked.is_empty(), "the manifest was not read");
+	assert!(asked.iter().all(|url| url.contains("/manifests/")), "{asked:?}");
 
 	// Allowed for this test, with 96 MiB the most an image may take: the pull is cancelled as
 	// the order's fault, and the engine keeps no image. (The disk is watched for the room the
@@ -183,7 +196,8 @@ async fn a_loopback_registry_is_never_pulled_from_and_a_gzip_bomb_is_cancelled_a
 		}
 		other => panic!("{other:?}"),
 	}
-	assert!(requests.load(Ordering::Relaxed) > 0, "the registry was never asked");
+	let asked = requests.lock().unwrap().clone();
+	assert!(asked.iter().any(|url| url.contains("/blobs/")), "nothing was pulled: {asked:?}");
 	assert!(engine.inspect_image(&image).await.is_err(), "the bomb's image is still there");
 	// The engine's disk is as it was: the bomb's 512 MiB are not there (the margin is for
 	// other writers to the same disk meanwhile, a build beside the test).

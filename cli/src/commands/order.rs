@@ -8,7 +8,7 @@ use stint_client::{parse_account, runtime, Error};
 
 use crate::{
 	ctx::{amount, read_file, Ctx, Fail, Outcome},
-	job, show,
+	show,
 };
 
 #[derive(Subcommand)]
@@ -58,8 +58,8 @@ pub async fn run(ctx: &Ctx, cmd: &OrderCmd) -> Outcome {
 	match cmd {
 		OrderCmd::Create { file, deposit } => {
 			let text = read_file(file)?;
-			let mut order =
-				job::parse(&text).map_err(|e| Fail::Input(format!("{}: {e}", file.display())))?;
+			let mut order = stint_client::job_file::parse(&text)
+				.map_err(|e| Fail::Input(format!("{}: {e}", file.display())))?;
 			if let Some(deposit) = deposit {
 				order.deposit = amount(deposit)?;
 			}

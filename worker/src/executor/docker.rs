@@ -432,6 +432,9 @@ impl Executor for Docker {
 				),
 			));
 		}
+		// Its size from the registry first: an image past the limit is refused before a byte
+		// of it is pulled.
+		super::manifest::within(&name, &digest, self.rules).await?;
 		super::pull::pull(&engine, &reference, self.rules).await?;
 		let id = self.find_local(&name, &digest).await?.ok_or_else(|| {
 			PrepareError::Order(
@@ -665,21 +668,11 @@ impl Executor for Docker {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::{commit::LeaseDirs, config::Limits, once::JobFile};
+	use crate::{commit::LeaseDirs, config::Limits};
 
 	fn job(gpu_uuids: Vec<String>) -> JobRequest {
-		let spec = JobFile {
-			image: format!("stint/job@sha256:{}", "a".repeat(64)),
-			command: vec!["/job".into()],
-			env: Default::default(),
-			max_output_bytes: 1 << 20,
-			timeout_secs: 60,
-			gpus: gpu_uuids.clone(),
-			out: "/tmp/out".into(),
-			program: None,
-		}
-		.spec()
-		.unwrap();
+		let image = format!("stint/job@sha256:{}", "a".repeat(64));
+		let spec = stint_client::job_file::Job::new(image, &["/job"]).spec().unwrap();
 		JobRequest {
 			lease: 1,
 			spec,

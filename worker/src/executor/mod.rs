@@ -4,6 +4,10 @@
 //! An executor finds each job again by its lease after a worker restart (containers are
 //! labelled, native jobs leave a state folder), and never removes a stopped job by itself: its
 //! exit code is collected, then the job is cleaned up when its lease's outputs are.
+//!
+//! Docker's images come pinned by digest, never from a loopback or private registry, refused
+//! above `[limits] max_image_mib` from their registry's manifest ([`manifest`]) and watched
+//! against it while they are pulled (`pull`).
 
 use std::{collections::HashMap, future::Future};
 
@@ -16,6 +20,7 @@ mod files;
 pub mod folders;
 pub mod held;
 mod job_user;
+pub mod manifest;
 pub mod native;
 mod pull;
 mod tar;

@@ -3,6 +3,48 @@
 
 use super::*;
 
+/// A bid sent and not yet in a block: the devices it offers and the disk its order may write.
+pub(super) type PendingBid = (Vec<[u8; 32]>, u64);
+
+/// Bidding's own state.
+#[derive(Default)]
+pub(super) struct Bidding {
+	/// A bidding round is under way.
+	pub(super) round: SingleFlight,
+	/// Orders whose bid the chain refused, and until which block not to try again.
+	pub(super) refused: Mutex<HashMap<u64, u32>>,
+	/// The first block of the next worker era, once this era's cap on what the provider's
+	/// worker keys commit in bids is reached: no new bid before it.
+	pub(super) capped_until: AtomicU32,
+	/// Where the next bidding round goes on reading servable orders: the chain reads a bounded
+	/// number of open orders per page, so a crowd of orders this worker cannot serve costs
+	/// rounds, never the orders behind it. `None`: from the start.
+	pub(super) servable_cursor: Mutex<Option<u64>>,
+	/// Bids sent and not yet in a block: their orders and devices.
+	pub(super) pending: Mutex<HashMap<u64, PendingBid>>,
+	/// Since when the executor has not answered at bidding rounds (said once, until it
+	/// answers).
+	pub(super) executor_down: Mutex<Option<std::time::Instant>>,
+	/// What the machine lacked when it last gave a lease up: no new bid until it is back.
+	pub(super) shortage: Mutex<Option<Shortage>>,
+}
+
+/// The settlement beat's own state.
+pub(super) struct Settling {
+	/// The last settlement beat (finalized block / `settle_every`) acted on: finality may
+	/// jump over the beat's own block, and the beat must not be lost with it.
+	pub(super) last_beat: AtomicU32,
+	/// A beat's settlements and confirmations are still being sent: the next beat waits, so
+	/// that one call is never sent twice (each would cost a fee, the second one for nothing).
+	pub(super) busy: SingleFlight,
+}
+
+impl Default for Settling {
+	fn default() -> Self {
+		Self { last_beat: AtomicU32::new(u32::MAX), busy: SingleFlight::default() }
+	}
+}
+
 /// How many servable orders a bidding round looks for, and how many pages it reads at most.
 const SERVABLE_PER_ROUND: u32 = 32;
 const SERVABLE_PAGES_PER_ROUND: usize = 4;
@@ -37,7 +79,7 @@ impl<E: Executor> Worker<E> {
 	/// executor error) once, coming back is said once: the rounds in between stay quiet.
 	pub(super) async fn executor_ready(&self) -> bool {
 		let answer = self.executor.ready().await;
-		let mut down = self.executor_down.lock().expect("not poisoned");
+		let mut down = self.bidding.executor_down.lock().expect("not poisoned");
 		match answer {
 			Ok(()) => {
 				if down.take().is_some() {
@@ -69,7 +111,8 @@ impl<E: Executor> Worker<E> {
 	/// (an engine busy with a pull).
 	pub(super) fn executor_long_down(&self) -> bool {
 		let after = Duration::from_secs(self.config.bidding.retract_after_secs);
-		self.executor_down
+		self.bidding
+			.executor_down
 			.lock()
 			.expect("not poisoned")
 			.is_some_and(|since| since.elapsed() >= after)
@@ -79,7 +122,7 @@ impl<E: Executor> Worker<E> {
 	/// still missing, with `scratch_free_bytes` free beside the live leases: then no new bid.
 	/// Its return is said once, and bidding goes on.
 	pub(super) fn still_short(&self, scratch_free_bytes: u64) -> bool {
-		let mut shortage = self.shortage.lock().expect("not poisoned");
+		let mut shortage = self.bidding.shortage.lock().expect("not poisoned");
 		let short = match &*shortage {
 			None => return false,
 			Some(Shortage::Disk(needed)) => scratch_free_bytes < *needed,
@@ -131,7 +174,7 @@ impl<E: Executor> Worker<E> {
 			return Ok(());
 		};
 		if let Some(devices) = &devices {
-			self.bound_devices.store(devices.len().max(1) as u32, Ordering::Relaxed);
+			self.following.bound_devices.store(devices.len().max(1) as u32, Ordering::Relaxed);
 		}
 		let record = client.provider(&provider).await.map_err(rpc)?.ok_or("no provider record")?;
 		let models: HashMap<[u8; 32], String> = record
@@ -168,7 +211,8 @@ impl<E: Executor> Worker<E> {
 		let mut bids_reserved = 0u64;
 		let executor_ready = self.executor_ready().await;
 		if executor_ready {
-			self.check_gpu_passthrough().await;
+			// An engine down at start: whether jobs can have the GPUs, once it answers.
+			let _ = self.gpus.settle(&*self.executor, When::Running).await;
 		}
 		let incompatible = self.known_incompatible();
 		let costs = client.bid_costs().await.map_err(rpc)?;
@@ -216,7 +260,7 @@ impl<E: Executor> Worker<E> {
 					bid.price_per_block,
 					// Beside what the bids kept so far may write.
 					scratch_free_bytes.saturating_sub(bids_reserved),
-					|d| self.offers(d),
+					|d| self.gpus.offers(d),
 				),
 			};
 			let Some(why) = why else {
@@ -251,14 +295,14 @@ impl<E: Executor> Worker<E> {
 		}
 		// The provider's worker keys committed this era's cap in bids: the chain would refuse
 		// every new one until the next era.
-		if block < self.capped_until.load(Ordering::Relaxed) {
+		if block < self.bidding.capped_until.load(Ordering::Relaxed) {
 			return Ok(());
 		}
 		let standing_bids: Vec<_> =
 			standing_bids.into_iter().filter(|(order, _)| !retracted.contains(order)).collect();
 		let bond = client.bond(&provider).await.map_err(rpc)?;
 		let (pending, pending_bytes) = {
-			let pending = self.pending_bids.lock().expect("not poisoned");
+			let pending = self.bidding.pending.lock().expect("not poisoned");
 			(pending.len(), pending.values().map(|(_, bytes)| *bytes).sum::<u64>())
 		};
 		let standing = bidding::Standing {
@@ -278,7 +322,7 @@ impl<E: Executor> Worker<E> {
 		// Up to four pages a round, going on where the last round stopped and starting over
 		// once the end of the open orders is reached.
 		let mut servable = Vec::new();
-		let mut cursor = *self.servable_cursor.lock().expect("not poisoned");
+		let mut cursor = *self.bidding.servable_cursor.lock().expect("not poisoned");
 		for _ in 0..SERVABLE_PAGES_PER_ROUND {
 			let (page, next) = client
 				.servable_orders(&self.account, cursor, SERVABLE_PER_ROUND)
@@ -290,12 +334,12 @@ impl<E: Executor> Worker<E> {
 				break;
 			}
 		}
-		*self.servable_cursor.lock().expect("not poisoned") = cursor;
+		*self.bidding.servable_cursor.lock().expect("not poisoned") = cursor;
 		let mut candidates = Vec::new();
 		{
-			let mut refused = self.refused.lock().expect("not poisoned");
+			let mut refused = self.bidding.refused.lock().expect("not poisoned");
 			refused.retain(|_, until| *until > block);
-			let pending = self.pending_bids.lock().expect("not poisoned");
+			let pending = self.bidding.pending.lock().expect("not poisoned");
 			for (order, offered) in servable {
 				if refused.contains_key(&order) || pending.contains_key(&order) {
 					continue;
@@ -330,7 +374,13 @@ impl<E: Executor> Worker<E> {
 			standing_bids.iter().flat_map(|(_, bid)| bid.devices.0.iter().copied()).collect();
 		busy.extend(duties.iter().flat_map(|duty| duty.lease.devices.0.iter().copied()));
 		busy.extend(
-			self.pending_bids.lock().expect("not poisoned").values().flat_map(|(d, _)| d).copied(),
+			self.bidding
+				.pending
+				.lock()
+				.expect("not poisoned")
+				.values()
+				.flat_map(|(d, _)| d)
+				.copied(),
 		);
 		let mine: Vec<([u8; 32], String)> = devices
 			.iter()
@@ -352,7 +402,7 @@ impl<E: Executor> Worker<E> {
 			&self.config.bidding,
 			&standing,
 			&described,
-			|d| self.offers(d),
+			|d| self.gpus.offers(d),
 			&busy,
 			&displaceable,
 		);
@@ -381,7 +431,8 @@ impl<E: Executor> Worker<E> {
 		// the next order is seen (bid windows can be two blocks). Until it lands, its order is
 		// skipped and its devices count as promised.
 		for bid in bids {
-			self.pending_bids
+			self.bidding
+				.pending
 				.lock()
 				.expect("not poisoned")
 				.insert(bid.order, (bid.devices.clone(), bid.max_output_bytes));
@@ -408,7 +459,7 @@ impl<E: Executor> Worker<E> {
 					Err(why) if why.to_string().contains("WorkerCommitCapReached") => {
 						me.metrics.bids.with_label_values(&["refused"]).inc();
 						let next = (block / worker_era + 1) * worker_era;
-						if me.capped_until.swap(next, Ordering::Relaxed) < next {
+						if me.bidding.capped_until.swap(next, Ordering::Relaxed) < next {
 							log::warn(
 								"bidding",
 								None,
@@ -422,11 +473,15 @@ impl<E: Executor> Worker<E> {
 					}
 					Err(why) => {
 						me.metrics.bids.with_label_values(&["refused"]).inc();
-						me.refused.lock().expect("not poisoned").insert(bid.order, block + 20);
+						me.bidding
+							.refused
+							.lock()
+							.expect("not poisoned")
+							.insert(bid.order, block + 20);
 						log::warn("bidding", None, format!("order {}: {why}", bid.order));
 					}
 				}
-				me.pending_bids.lock().expect("not poisoned").remove(&bid.order);
+				me.bidding.pending.lock().expect("not poisoned").remove(&bid.order);
 			});
 		}
 		Ok(())

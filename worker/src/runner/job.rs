@@ -2,6 +2,18 @@
 
 use super::*;
 
+/// The running jobs as the worker watches them.
+#[derive(Default)]
+pub(super) struct Jobs {
+	/// Jobs with a supervisor watching them.
+	pub(super) supervised: Mutex<HashSet<LeaseId>>,
+	/// Leases whose logs this worker followed from the job's start to its end: that copy is the
+	/// one kept, since by the end the engine's own capped file may have lost the streams' heads.
+	pub(super) followed: Mutex<HashSet<LeaseId>>,
+	/// Acknowledged leases whose job does not start, and since when it has failed to.
+	pub(super) start_failing: Mutex<HashMap<LeaseId, std::time::Instant>>,
+}
+
 /// How long after a job's exit its followed output may still be arriving: the engine feeds the
 /// attachment through the same copier as its log file, which for a job that printed a lot in
 /// its last moments (200,000 lines, say) can lag its exit by many seconds on a busy machine.
@@ -13,44 +25,36 @@ impl<E: Executor> Worker<E> {
 	/// Starts the job of an acknowledged lease. One that has failed to start for
 	/// [`START_GIVE_UP`] (an engine that cannot give it its GPUs, an image pruned since) is
 	/// reported lost: a failed result now, not a missed one the bond is slashed for later
-	/// while the buyer pays for nothing.
-	pub(super) async fn start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+	/// while the buyer pays for nothing. One the order's own image and command cannot start
+	/// ends at once with its reserved code (the step policy's `End`).
+	pub(super) async fn start(self: &Arc<Self>, id: LeaseId) -> Result<(), StepError> {
 		let why = match self.try_start(id).await {
-			Ok(()) => {
-				self.start_failing.lock().expect("not poisoned").remove(&id);
-				return Ok(());
+			Err(StepError::Executor(why)) => why,
+			other => {
+				self.jobs.start_failing.lock().expect("not poisoned").remove(&id);
+				return other;
 			}
-			// The order's own doing: its failed result now, with the reserved code.
-			Err(StartError::Unstartable(why)) => {
-				self.start_failing.lock().expect("not poisoned").remove(&id);
-				log::warn(
-					"executor",
-					Some(id),
-					format!("the job cannot start, the order's fault: {why}"),
-				);
-				return self.report_reserved(id, ReservedExit::JobUnstartable, "order_fault").await;
-			}
-			Err(StartError::Other(why)) => why,
 		};
 		let since = *self
+			.jobs
 			.start_failing
 			.lock()
 			.expect("not poisoned")
 			.entry(id)
 			.or_insert_with(std::time::Instant::now);
 		if since.elapsed() < START_GIVE_UP {
-			return Err(format!("the job does not start: {why}"));
+			return Err(StepError::Executor(format!("the job does not start: {why}")));
 		}
-		self.start_failing.lock().expect("not poisoned").remove(&id);
+		self.jobs.start_failing.lock().expect("not poisoned").remove(&id);
 		let secs = START_GIVE_UP.as_secs();
-		self.report_lost(id, &format!("the job has not started for {secs} s ({why})")).await
+		Err(StepError::Lost(format!("the job has not started for {secs} s ({why})")))
 	}
 
-	pub(super) async fn try_start(self: &Arc<Self>, id: LeaseId) -> Result<(), StartError> {
+	pub(super) async fn try_start(self: &Arc<Self>, id: LeaseId) -> Result<(), StepError> {
 		let mut entry = self.entry(id)?;
 		let image_id = match entry.image_id.clone() {
 			Some(image_id) => image_id,
-			None => self.executor.resolve(&entry.spec.image).await.map_err(|e| e.to_string())?,
+			None => self.executor.resolve(&entry.spec.image).await.map_err(StepError::executor)?,
 		};
 		self.note_image_use(&image_id);
 		let job = self.job_request(&entry)?;
@@ -59,8 +63,8 @@ impl<E: Executor> Worker<E> {
 		entry.container = Some(handle.clone());
 		entry.started.get_or_insert(self.instant());
 		entry.phase = Phase::Running;
-		self.journal.put(&entry).map_err(|e| e.to_string())?;
-		if let Some(created) = self.first_seen.lock().expect("not poisoned").remove(&id) {
+		self.journal.put(&entry)?;
+		if let Some(created) = self.tasks.first_seen.lock().expect("not poisoned").remove(&id) {
 			let millis = crate::unix_ms().saturating_sub(created);
 			self.metrics.accepted_to_running.observe(millis as f64 / 1000.0);
 		}
@@ -76,7 +80,7 @@ impl<E: Executor> Worker<E> {
 	/// Watches a running job: its outputs against the order's limit, and its exit, which is
 	/// committed at once.
 	pub(super) fn supervise(self: &Arc<Self>, id: LeaseId, handle: String) {
-		if !self.supervised.lock().expect("not poisoned").insert(id) {
+		if !self.jobs.supervised.lock().expect("not poisoned").insert(id) {
 			return;
 		}
 		let me = self.clone();
@@ -122,7 +126,7 @@ impl<E: Executor> Worker<E> {
 			// followed to the end is kept (else the commit reads the engine's copy).
 			match tokio::time::timeout(LOG_DRAIN, &mut follower).await {
 				Ok(Ok(Ok(()))) => {
-					me.followed.lock().expect("not poisoned").insert(id);
+					me.jobs.followed.lock().expect("not poisoned").insert(id);
 				}
 				Ok(Ok(Err(why))) => log::warn("executor", Some(id), format!("live logs: {why}")),
 				Ok(Err(_)) | Err(_) => follower.abort(),
@@ -130,8 +134,8 @@ impl<E: Executor> Worker<E> {
 			drop(watched);
 			// Committed at once; if another action holds the lease, the next block's plan does it.
 			if let Some(guard) = me.begin(id) {
-				if let Err(why) = me.commit(id).await {
-					log::error("commit", Some(id), why);
+				if let Err(error) = me.commit(id).await {
+					me.after_step(id, "Commit", error).await;
 				}
 				drop(guard);
 			}
@@ -146,18 +150,18 @@ impl<E: Executor> Worker<E> {
 		id: LeaseId,
 		handle: &str,
 		dirs: &LeaseDirs,
-	) -> Result<(), String> {
+	) -> Result<(), StepError> {
 		let (live, kept) = (dirs.live_logs(), dirs.logs());
 		// A block's plan may see the job's end before its supervisor does: the copy that
 		// supervisor follows is waited for (it has what the job wrote before it stopped).
 		let waited = std::time::Instant::now();
-		while self.supervised.lock().expect("not poisoned").contains(&id)
+		while self.jobs.supervised.lock().expect("not poisoned").contains(&id)
 			&& waited.elapsed() < LOG_DRAIN + Duration::from_secs(5)
 		{
 			tokio::time::sleep(Duration::from_millis(20)).await;
 		}
-		if self.followed.lock().expect("not poisoned").remove(&id) {
-			std::fs::create_dir_all(&kept).map_err(|e| e.to_string())?;
+		if self.jobs.followed.lock().expect("not poisoned").remove(&id) {
+			std::fs::create_dir_all(&kept).map_err(StepError::local)?;
 			let moved = ["stdout", "stderr"]
 				.iter()
 				.all(|name| std::fs::rename(live.join(name), kept.join(name)).is_ok());
@@ -165,7 +169,8 @@ impl<E: Executor> Worker<E> {
 				return Ok(());
 			}
 		}
-		self.executor.collect_logs(handle, &kept, self.config.limits.log_bytes).await
+		let cap = self.config.limits.log_bytes;
+		self.executor.collect_logs(handle, &kept, cap).await.map_err(StepError::executor)
 	}
 }
 
@@ -177,6 +182,6 @@ struct Watched<E: Executor> {
 
 impl<E: Executor> Drop for Watched<E> {
 	fn drop(&mut self) {
-		self.worker.supervised.lock().expect("not poisoned").remove(&self.lease);
+		self.worker.jobs.supervised.lock().expect("not poisoned").remove(&self.lease);
 	}
 }

@@ -4,6 +4,17 @@
 
 use super::*;
 
+/// The leases' actions under way, and what is said about them.
+#[derive(Default)]
+pub(super) struct Tasks {
+	/// Leases with an action running: one at a time per lease.
+	pub(super) in_flight: Mutex<HashSet<LeaseId>>,
+	/// Alerts said, per lease and message: each once.
+	pub(super) alerted: Mutex<HashSet<(LeaseId, String)>>,
+	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
+	pub(super) first_seen: Mutex<HashMap<LeaseId, u64>>,
+}
+
 impl<E: Executor> Worker<E> {
 	pub(super) fn dispatch(self: &Arc<Self>, action: Action, duty: Option<DutyRecord>) {
 		let lease = match &action {
@@ -18,22 +29,22 @@ impl<E: Executor> Worker<E> {
 		spawn_named(&self.metrics, "lease-action", async move {
 			let _guard = guard;
 			let name = format!("{action:?}");
-			if let Err(why) = me.act(action, duty).await {
-				me.metrics.errors.with_label_values(&["duties"]).inc();
-				log::error("duties", Some(lease), format!("{name}: {why}"));
+			if let Err(error) = me.act(action, duty).await {
+				me.after_step(lease, &name, error).await;
 			}
 		});
 	}
 
 	/// Returns once the best block is `ACK_MARGIN` blocks from `by`, an ack deadline.
 	pub(super) async fn ack_deadline_near(&self, by: BlockNumber) {
-		while self.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) < by {
+		while self.following.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) < by {
 			tokio::time::sleep(Duration::from_millis(200)).await;
 		}
 	}
 
 	pub(super) fn begin(self: &Arc<Self>, lease: LeaseId) -> Option<InFlight<E>> {
-		self.in_flight
+		self.tasks
+			.in_flight
 			.lock()
 			.expect("not poisoned")
 			.insert(lease)
@@ -44,10 +55,10 @@ impl<E: Executor> Worker<E> {
 		self: &Arc<Self>,
 		action: Action,
 		duty: Option<DutyRecord>,
-	) -> Result<(), String> {
+	) -> Result<(), StepError> {
 		match action {
 			Action::Prepare(id) => {
-				let duty = duty.ok_or("no duty to prepare from")?;
+				let duty = duty.ok_or_else(|| missing("no duty to prepare from"))?;
 				if self.prepare(id, &duty).await? {
 					self.ack_and_start(id).await?;
 				}
@@ -60,37 +71,40 @@ impl<E: Executor> Worker<E> {
 			Action::Stop(id, reason) => {
 				let mut entry = self.entry(id)?;
 				entry.stop_reason = Some(reason);
-				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				self.journal.put(&entry)?;
 				if let Some(handle) = &entry.container {
 					log::info("executor", Some(id), format!("stopping the job: {reason:?}"));
-					self.executor.stop(handle, self.config.limits.stop_grace_secs).await?;
+					let grace = self.config.limits.stop_grace_secs;
+					self.executor.stop(handle, grace).await.map_err(StepError::executor)?;
 				}
 				self.commit(id).await
 			}
 			Action::Pause(id) => {
 				let mut entry = self.entry(id)?;
 				if let Some(handle) = &entry.container {
-					self.executor.pause(handle).await?;
+					self.executor.pause(handle).await.map_err(StepError::executor)?;
 				}
 				entry.phase = Phase::Paused;
 				log::info("executor", Some(id), "suspended on chain: job paused");
-				self.journal.put(&entry).map_err(|e| e.to_string())
+				Ok(self.journal.put(&entry)?)
 			}
 			Action::Unpause(id) => {
 				let mut entry = self.entry(id)?;
 				if let Some(handle) = &entry.container {
-					self.executor.unpause(handle).await?;
+					self.executor.unpause(handle).await.map_err(StepError::executor)?;
 				}
 				entry.phase = Phase::Running;
 				log::info("executor", Some(id), "resumed on chain: job unpaused");
-				self.journal.put(&entry).map_err(|e| e.to_string())
+				Ok(self.journal.put(&entry)?)
 			}
-			Action::Lost(id) => self.report_lost(id, "the job vanished").await,
+			Action::Lost(_) => Err(StepError::Lost("the job vanished".into())),
 			Action::Finish(id) => self.finish(id).await,
 			Action::Forget(id) => self.forget(id).await,
-			Action::Adopt(id) => self.adopt(id, duty.ok_or("no duty to adopt from")?).await,
+			Action::Adopt(id) => {
+				self.adopt(id, duty.ok_or_else(|| missing("no duty to adopt from"))?).await
+			}
 			Action::Renew(id) => {
-				let duty = duty.ok_or("no duty to renew from")?;
+				let duty = duty.ok_or_else(|| missing("no duty to renew from"))?;
 				self.renew(id, &duty).await?;
 				if self.prepare(id, &duty).await? {
 					self.ack_and_start(id).await?;
@@ -101,20 +115,23 @@ impl<E: Executor> Worker<E> {
 		}
 	}
 
-	pub(super) fn entry(&self, lease: LeaseId) -> Result<LeaseEntry, String> {
+	pub(super) fn entry(&self, lease: LeaseId) -> Result<LeaseEntry, StepError> {
 		self.journal
-			.get(lease)
-			.map_err(|e| e.to_string())?
-			.ok_or_else(|| format!("lease {lease} is not in the journal"))
+			.get(lease)?
+			.ok_or_else(|| StepError::Plan(format!("lease {lease} is not in the journal")))
 	}
 
 	pub(super) fn instant(&self) -> Instant {
-		Instant { block: self.best.load(Ordering::Relaxed), unix_ms: crate::unix_ms() }
+		Instant { block: self.following.best.load(Ordering::Relaxed), unix_ms: crate::unix_ms() }
 	}
 
 	/// A journal entry for lease `id` as the chain describes it in `duty`.
-	pub(super) fn new_entry(&self, id: LeaseId, duty: &DutyRecord) -> Result<LeaseEntry, String> {
-		let spec = duty.spec.clone().ok_or("the order's job spec is gone")?;
+	pub(super) fn new_entry(
+		&self,
+		id: LeaseId,
+		duty: &DutyRecord,
+	) -> Result<LeaseEntry, StepError> {
+		let spec = duty.spec.clone().ok_or_else(|| missing("the order's job spec is gone"))?;
 		let mut entry = LeaseEntry::new(
 			id,
 			duty.lease.buyer.0,
@@ -126,7 +143,8 @@ impl<E: Executor> Worker<E> {
 			entry.replica = Some(ReplicaEntry {
 				order: duty.lease.order,
 				provider: duty.lease.provider.0,
-				salt: random_salt().map_err(|e| format!("no salt for the seal: {e}"))?,
+				salt: random_salt()
+					.map_err(|e| StepError::Local(format!("no salt for the seal: {e}")))?,
 			});
 		}
 		Ok(entry)
@@ -137,27 +155,27 @@ impl<E: Executor> Worker<E> {
 	/// inputs) go, and so does any job created for it (whose image, command and variables are
 	/// the other order's: started for this lease it would run them under this lease's receipt);
 	/// its signed acknowledgement stays, as it names only the id.
-	pub(super) async fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), String> {
+	pub(super) async fn renew(&self, id: LeaseId, duty: &DutyRecord) -> Result<(), StepError> {
 		let old = self.entry(id)?;
 		let mut labels = self.labels();
 		labels.insert(LEASE_LABEL.into(), id.to_string());
-		let mut handles: Vec<String> =
-			self.executor.list(&labels).await?.into_iter().map(|job| job.handle).collect();
+		let found = self.executor.list(&labels).await.map_err(StepError::executor)?;
+		let mut handles: Vec<String> = found.into_iter().map(|job| job.handle).collect();
 		handles.extend(old.container.clone());
 		handles.sort();
 		handles.dedup();
 		for handle in handles {
 			// Killed first where it runs (Docker's forced removal, the native executor's).
-			self.executor.remove(&handle).await?;
+			self.executor.remove(&handle).await.map_err(StepError::executor)?;
 		}
 		let mut entry = self.new_entry(id, duty)?;
 		entry.extrinsics = old.extrinsics.into_iter().filter(|(slot, _)| slot == "ack").collect();
 		// Nothing ran (else no renewal): nothing in the folder is the job's.
 		match std::fs::remove_dir_all(&self.dirs(id).root) {
-			Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
+			Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(StepError::local(e)),
 			_ => {}
 		}
-		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		self.journal.put(&entry)?;
 		log::alert(
 			"duties",
 			Some(id),
@@ -175,12 +193,12 @@ impl<E: Executor> Worker<E> {
 		self: &Arc<Self>,
 		id: LeaseId,
 		duty: &DutyRecord,
-	) -> Result<bool, String> {
-		let mut entry = match self.journal.get(id).map_err(|e| e.to_string())? {
+	) -> Result<bool, StepError> {
+		let mut entry = match self.journal.get(id)? {
 			Some(entry) => entry,
 			None => {
 				let entry = self.new_entry(id, duty)?;
-				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				self.journal.put(&entry)?;
 				// Accepted-to-running counts from the block that created the lease (the worker
 				// may see it blocks later); from now if that block's time cannot be read.
 				let created = match self.chain.client().await {
@@ -195,16 +213,17 @@ impl<E: Executor> Worker<E> {
 					Err(_) => None,
 				};
 				let created = created.unwrap_or_else(crate::unix_ms);
-				self.first_seen.lock().expect("not poisoned").insert(id, created);
+				self.tasks.first_seen.lock().expect("not poisoned").insert(id, created);
 				log::info("duties", Some(id), format!("new lease from order {}", duty.lease.order));
 				entry
 			}
 		};
 		let dirs = self.dirs(id);
-		dirs.create().map_err(|e| format!("cannot create {}: {e}", dirs.root.display()))?;
+		dirs.create()
+			.map_err(|e| StepError::Local(format!("cannot create {}: {e}", dirs.root.display())))?;
 		// What the machine lacks is waited for until the ack deadline is near, then given up.
 		let deadline_near = matches!(duty.next, NextDuty::Ack { by }
-			if self.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) >= by);
+			if self.following.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) >= by);
 		if let Err(unknown) = self.gpus.uuids_for(&entry.devices) {
 			let why = format!(
 				"leased GPUs this machine does not see ({})",
@@ -213,7 +232,8 @@ impl<E: Executor> Worker<E> {
 			let shortage = Shortage::Gpus(entry.devices.clone());
 			return self.short(&mut entry, shortage, &why, deadline_near);
 		}
-		let free = stint_probe::free_bytes(&self.config.worker.data_dir)?;
+		let free =
+			stint_probe::free_bytes(&self.config.worker.data_dir).map_err(StepError::Local)?;
 		if free < entry.spec.max_output_bytes {
 			// Said once: the free space itself (which changes) is not part of the message.
 			let why = format!(
@@ -241,7 +261,7 @@ impl<E: Executor> Worker<E> {
 		// margin (a worker restarted late) is the provider's lateness, never the order's fault.
 		let by = match duty.next {
 			NextDuty::Ack { by }
-				if self.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) < by =>
+				if self.following.best.load(Ordering::Relaxed).saturating_add(ACK_MARGIN) < by =>
 			{
 				by
 			}
@@ -264,7 +284,7 @@ impl<E: Executor> Worker<E> {
 				log::warn("executor", Some(id), format!("the order's image: {why}"));
 				entry.order_fault = Some(code.code());
 				entry.phase = Phase::OrderFault;
-				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				self.journal.put(&entry)?;
 				return Ok(true);
 			}
 			Err(PrepareError::Provider(why)) => {
@@ -288,7 +308,7 @@ impl<E: Executor> Worker<E> {
 		});
 		let fetched = tokio::select! {
 			biased;
-			fetched = fetching => fetched.map_err(|e| e.to_string())?,
+			fetched = fetching => fetched.map_err(StepError::local)?,
 			// The fetch thread is told to stop; it ends at its next read.
 			() = self.ack_deadline_near(by) => Err(PrepareError::Order(
 				ReservedExit::InputUnreachable,
@@ -312,7 +332,7 @@ impl<E: Executor> Worker<E> {
 				return self.short(&mut entry, shortage, &why, deadline_near);
 			}
 		}
-		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		self.journal.put(&entry)?;
 		Ok(true)
 	}
 
@@ -327,7 +347,7 @@ impl<E: Executor> Worker<E> {
 		shortage: Shortage,
 		why: &str,
 		deadline_near: bool,
-	) -> Result<bool, String> {
+	) -> Result<bool, StepError> {
 		if !deadline_near {
 			self.alert_once(entry.lease, &format!("{why}: not acknowledged"));
 			return Ok(false);
@@ -341,27 +361,23 @@ impl<E: Executor> Worker<E> {
 				shortage.what()
 			),
 		);
-		*self.shortage.lock().expect("not poisoned") = Some(shortage);
+		*self.bidding.shortage.lock().expect("not poisoned") = Some(shortage);
 		entry.order_fault = Some(code);
 		entry.phase = Phase::OrderFault;
-		self.journal.put(entry).map_err(|e| e.to_string())?;
+		self.journal.put(entry)?;
 		Ok(true)
 	}
 
-	pub(super) async fn ack_and_start(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+	pub(super) async fn ack_and_start(self: &Arc<Self>, id: LeaseId) -> Result<(), StepError> {
 		let call = runtime::tx().leases().ack_lease(id);
-		let sent = self
-			.chain
-			.send(&self.journal, id, "ack", &call, &self.key)
-			.await
-			.map_err(|e| e.to_string())?;
+		let sent = self.chain.send(&self.journal, id, "ack", &call, &self.key).await?;
 		match sent {
 			Sent::Included => {
 				let mut entry = self.entry(id)?;
 				if matches!(entry.phase, Phase::Preparing | Phase::Prepared) {
 					entry.phase = Phase::Acked;
 				}
-				self.journal.put(&entry).map_err(|e| e.to_string())?;
+				self.journal.put(&entry)?;
 				log::info("duties", Some(id), "acknowledged");
 				match entry.phase {
 					Phase::Acked => self.start(id).await,
@@ -369,21 +385,24 @@ impl<E: Executor> Worker<E> {
 					_ => Ok(()),
 				}
 			}
-			Sent::Refused(why) => {
-				self.alert_once(id, &format!("the acknowledgement was refused: {why}"));
-				Ok(())
-			}
+			Sent::Refused(why) => Err(StepError::Refused(format!("the acknowledgement: {why}"))),
 			Sent::Rejected { why, .. } if why.contains("already imported") => Ok(()),
-			Sent::Rejected { why, .. } => Err(format!("the acknowledgement did not go in: {why}")),
+			Sent::Rejected { why, .. } => {
+				Err(StepError::Chain(format!("the acknowledgement did not go in: {why}")))
+			}
 		}
 	}
 
-	pub(super) fn job_request(&self, entry: &LeaseEntry) -> Result<JobRequest, String> {
+	pub(super) fn job_request(&self, entry: &LeaseEntry) -> Result<JobRequest, StepError> {
 		let gpu_uuids = self.gpus.uuids_for(&entry.devices).map_err(|unknown| {
-			format!("{} leased GPU(s) not seen on this machine", unknown.len())
+			StepError::Executor(format!(
+				"{} leased GPU(s) not seen on this machine, or not passable to jobs",
+				unknown.len()
+			))
 		})?;
 		let share = entry.devices.len().max(1) as f64
-			/ self.bound_devices.load(Ordering::Relaxed).max(entry.devices.len() as u32) as f64;
+			/ self.following.bound_devices.load(Ordering::Relaxed).max(entry.devices.len() as u32)
+				as f64;
 		let mut labels = self.labels();
 		labels.insert(LEASE_LABEL.into(), entry.lease.to_string());
 		Ok(JobRequest {
@@ -399,29 +418,19 @@ impl<E: Executor> Worker<E> {
 		})
 	}
 
-	/// Reports the job of `id` lost (the reserved code, the provider's fault), once.
-	pub(super) async fn report_lost(
-		self: &Arc<Self>,
-		id: LeaseId,
-		why: &str,
-	) -> Result<(), String> {
-		log::alert("executor", Some(id), format!("{why}: reporting it lost"));
-		self.report_reserved(id, ReservedExit::ContainerLost, "lost").await
-	}
-
 	/// Ends the job of `id` with the reserved `code` (recorded once) and commits it.
 	pub(super) async fn report_reserved(
 		self: &Arc<Self>,
 		id: LeaseId,
 		code: ReservedExit,
 		outcome: &str,
-	) -> Result<(), String> {
+	) -> Result<(), StepError> {
 		let mut entry = self.entry(id)?;
 		if entry.exit.is_none() {
 			entry.exit =
 				Some(Exit { code: code.code(), reason: StopReason::Exited, at: self.instant() });
 			entry.phase = Phase::Exited;
-			self.journal.put(&entry).map_err(|e| e.to_string())?;
+			self.journal.put(&entry)?;
 			self.metrics.jobs.with_label_values(&[outcome]).inc();
 		}
 		self.commit(id).await

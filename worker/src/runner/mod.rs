@@ -16,6 +16,8 @@
 //! - `verdicts`: verdict windows confirmed, replicas' sealed results revealed;
 //! - `inputs`: an order's inputs, from public addresses only, checked against their hashes;
 //! - `images`: the images pulled for leases, on record and pruned at each settlement beat;
+//! - `step`: why a lease's step failed ([`StepError`]) and the one policy that turns it into a
+//!   retry, an alert or a reserved exit code;
 //! - `tasks`: named background tasks whose panics are said, one at a time of a kind.
 
 use std::{
@@ -33,8 +35,8 @@ use stint_client::{
 	runtime, AccountId, Client, DutyRecord, Keypair, LeaseStatus, ReplicaDecision, Static,
 };
 use stint_primitives::{
-	BlockNumber, DeviceId, ExecutionReceipt, ExecutorKind, Instant, LeaseId, NextDuty, ReportKind,
-	ReservedExit, StopReason, RECEIPT_DOMAIN,
+	BlockNumber, DeviceId, ExecutionReceipt, Instant, LeaseId, NextDuty, ReportKind, ReservedExit,
+	StopReason, RECEIPT_DOMAIN,
 };
 
 use crate::{
@@ -48,7 +50,7 @@ use crate::{
 		folders, held, Executor, FoundJob, JobRequest, JobState, PrepareError, StartError,
 		CHAIN_LABEL, INSTANCE_LABEL, LEASE_LABEL, WORKER_LABEL,
 	},
-	gpu::Gpus,
+	gpu::{Gpus, When},
 	journal::{Exit, Journal, LeaseEntry, Phase, ReplicaEntry},
 	log,
 	metrics::Metrics,
@@ -63,11 +65,14 @@ mod job;
 mod lease;
 mod reports;
 mod session;
+mod step;
 mod tasks;
 mod verdicts;
 
 pub use inputs::fetch_inputs;
 pub use reports::{build_receipt, ReceiptRun};
+use step::missing;
+pub use step::{Policy, StepError};
 use tasks::{spawn_named, SingleFlight};
 
 /// Why the worker stopped.
@@ -114,9 +119,6 @@ impl Shortage {
 	}
 }
 
-/// A bid sent and not yet in a block: the devices it offers and the disk its order may write.
-type PendingBid = (Vec<[u8; 32]>, u64);
-
 /// A running worker.
 pub struct Worker<E: Executor> {
 	pub config: Config,
@@ -132,58 +134,15 @@ pub struct Worker<E: Executor> {
 	pub host: stint_probe::Host,
 	/// This journal's own id (its jobs carry it).
 	pub instance: String,
-	genesis: Mutex<[u8; 32]>,
-	best: AtomicU32,
-	in_flight: Mutex<HashSet<LeaseId>>,
-	supervised: Mutex<HashSet<LeaseId>>,
-	/// Leases whose logs this worker followed from the job's start to its end: that copy is the
-	/// one kept, since by the end the engine's own capped file may have lost the streams' heads.
-	followed: Mutex<HashSet<LeaseId>>,
-	alerted: Mutex<HashSet<(LeaseId, String)>>,
-	/// Orders whose bid the chain refused, and until which block not to try again.
-	refused: Mutex<HashMap<u64, u32>>,
-	/// The first block of the next worker era, once this era's cap on what the provider's
-	/// worker keys commit in bids is reached: no new bid before it.
-	capped_until: AtomicU32,
-	/// Where the next bidding round goes on reading servable orders: the chain reads a bounded
-	/// number of open orders per page, so a crowd of orders this worker cannot serve costs
-	/// rounds, never the orders behind it. `None`: from the start.
-	servable_cursor: Mutex<Option<u64>>,
-	bidding: SingleFlight,
-	/// Bids sent and not yet in a block: their orders and devices.
-	pending_bids: Mutex<HashMap<u64, PendingBid>>,
-	/// A best block's forward steps are being planned.
-	planning_best: SingleFlight,
-	/// When each new lease's block was authored, Unix ms (for accepted-to-running).
-	first_seen: Mutex<HashMap<LeaseId, u64>>,
-	/// Acknowledged leases whose job does not start, and since when it has failed to.
-	start_failing: Mutex<HashMap<LeaseId, std::time::Instant>>,
-	/// The devices bound to this worker key, as the chain said last.
-	bound_devices: AtomicU32,
-	/// The runtime's spec version last checked, and whether the calls this worker uses still
-	/// match it: after an upgrade that changed them it takes no new work.
-	compatibility: Mutex<(u32, bool)>,
-	/// Since when the executor has not answered at bidding rounds (said once, until it
-	/// answers).
-	executor_down: Mutex<Option<std::time::Instant>>,
-	/// Whether the executor can pass GPUs to jobs: `None` until it answered that (an engine
-	/// down at start), and until then no GPU is offered.
-	gpu_passthrough: Mutex<Option<bool>>,
-	/// The failure that stops finalized blocks' duties, and best blocks' planning, said once.
-	tick_failing: log::Repeats,
-	best_failing: log::Repeats,
-	/// The last settlement beat (finalized block / `settle_every`) acted on: finality may
-	/// jump over the beat's own block, and the beat must not be lost with it.
-	last_beat: AtomicU32,
-	/// A beat's settlements and confirmations are still being sent: the next beat waits, so
-	/// that one call is never sent twice (each would cost a fee, the second one for nothing).
-	beat_busy: SingleFlight,
-	/// A round of reveals is under way.
-	reveal_busy: SingleFlight,
 	/// Whether each lease's outputs get a filesystem of their own (the kernel's hard limit).
 	pub quota: Quota,
-	/// What the machine lacked when it last gave a lease up: no new bid until it is back.
-	shortage: Mutex<Option<Shortage>>,
+	/// Each module's own state.
+	following: session::Following,
+	tasks: lease::Tasks,
+	jobs: job::Jobs,
+	bidding: bids::Bidding,
+	settling: bids::Settling,
+	verdicts: verdicts::Verdicts,
 }
 
 /// Removes a lease from the in-flight set when its action ends.
@@ -194,7 +153,7 @@ struct InFlight<E: Executor> {
 
 impl<E: Executor> Drop for InFlight<E> {
 	fn drop(&mut self) {
-		self.worker.in_flight.lock().expect("not poisoned").remove(&self.lease);
+		self.worker.tasks.in_flight.lock().expect("not poisoned").remove(&self.lease);
 	}
 }
 
@@ -265,76 +224,24 @@ impl<E: Executor> Worker<E> {
 			account,
 			journal,
 			executor: Arc::new(executor),
-			gpu_passthrough: Mutex::new((!gpus.unverified).then_some(true)),
 			gpus,
 			metrics,
 			chain,
 			adopt,
 			host,
 			instance,
-			genesis: Mutex::new([0; 32]),
-			best: AtomicU32::new(0),
-			in_flight: Mutex::new(HashSet::new()),
-			supervised: Mutex::new(HashSet::new()),
-			followed: Mutex::new(HashSet::new()),
-			alerted: Mutex::new(HashSet::new()),
-			refused: Mutex::new(HashMap::new()),
-			capped_until: AtomicU32::new(0),
-			servable_cursor: Mutex::new(None),
-			bidding: SingleFlight::default(),
-			pending_bids: Mutex::new(HashMap::new()),
-			planning_best: SingleFlight::default(),
-			first_seen: Mutex::new(HashMap::new()),
-			start_failing: Mutex::new(HashMap::new()),
-			bound_devices: AtomicU32::new(1),
-			compatibility: Mutex::new((0, false)),
-			executor_down: Mutex::new(None),
-			tick_failing: log::Repeats::default(),
-			best_failing: log::Repeats::default(),
-			last_beat: AtomicU32::new(u32::MAX),
-			beat_busy: SingleFlight::default(),
-			reveal_busy: SingleFlight::default(),
 			quota,
-			shortage: Mutex::new(None),
+			following: session::Following::default(),
+			tasks: lease::Tasks::default(),
+			jobs: job::Jobs::default(),
+			bidding: bids::Bidding::default(),
+			settling: bids::Settling::default(),
+			verdicts: verdicts::Verdicts::default(),
 		}))
 	}
 
-	/// Whether bids may offer `device`: the machine sees it and jobs can be given it.
-	fn offers(&self, device: &DeviceId) -> bool {
-		self.gpus.sees(device)
-			&& (!self.gpus.passthrough()
-				|| *self.gpu_passthrough.lock().expect("not poisoned") == Some(true))
-	}
-
-	/// Asks the executor, once it answers, whether it can pass GPUs to jobs, if that is not
-	/// known yet (an engine that was down when the worker started).
-	async fn check_gpu_passthrough(&self) {
-		if self.gpu_passthrough.lock().expect("not poisoned").is_some() {
-			return;
-		}
-		let Some(supported) = self.executor.gpus_supported().await else { return };
-		// As at start: never GPUs through a toolkit an image can take over.
-		if supported && self.executor.kind() == ExecutorKind::Docker {
-			if let Some(Err(why)) = crate::toolkit::installed().map(crate::toolkit::check) {
-				log::alert("gpu", None, format!("{why}: no GPU is offered"));
-				*self.gpu_passthrough.lock().expect("not poisoned") = Some(false);
-				return;
-			}
-		}
-		match supported {
-			true => log::info("gpu", None, "the executor can pass GPUs to jobs: they are offered"),
-			false => log::alert(
-				"gpu",
-				None,
-				"the Docker engine has no NVIDIA runtime: GPUs cannot be passed to containers, so \
-				 none is offered",
-			),
-		}
-		*self.gpu_passthrough.lock().expect("not poisoned") = Some(supported);
-	}
-
 	fn genesis(&self) -> [u8; 32] {
-		*self.genesis.lock().expect("not poisoned")
+		*self.following.genesis.lock().expect("not poisoned")
 	}
 
 	fn dirs(&self, lease: LeaseId) -> LeaseDirs {
@@ -383,7 +290,7 @@ impl<E: Executor> Worker<E> {
 	}
 
 	fn alert_once(&self, lease: LeaseId, why: &str) {
-		if self.alerted.lock().expect("not poisoned").insert((lease, why.to_string())) {
+		if self.tasks.alerted.lock().expect("not poisoned").insert((lease, why.to_string())) {
 			log::alert("duties", Some(lease), why);
 		}
 	}

@@ -6,7 +6,7 @@ use super::*;
 impl<E: Executor> Worker<E> {
 	/// Records how the job ended (once), its logs, and the final result: signed once, sent
 	/// (again) until the chain has it.
-	pub(super) async fn commit(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+	pub(super) async fn commit(self: &Arc<Self>, id: LeaseId) -> Result<(), StepError> {
 		let mut entry = self.entry(id)?;
 		if entry.phase == Phase::Done {
 			return Ok(());
@@ -15,11 +15,15 @@ impl<E: Executor> Worker<E> {
 		if entry.exit.is_none() {
 			let (code, oom) = match (&entry.order_fault, &entry.container) {
 				(Some(code), _) => (*code, false),
-				(None, Some(handle)) => match self.executor.state(handle).await? {
-					JobState::Exited { code, oom } => (code, oom),
-					JobState::Missing => (ReservedExit::ContainerLost.code(), false),
-					other => return Err(format!("the job is still {other:?}")),
-				},
+				(None, Some(handle)) => {
+					match self.executor.state(handle).await.map_err(StepError::executor)? {
+						JobState::Exited { code, oom } => (code, oom),
+						JobState::Missing => (ReservedExit::ContainerLost.code(), false),
+						other => {
+							return Err(StepError::Executor(format!("the job is still {other:?}")))
+						}
+					}
+				}
 				(None, None) => (ReservedExit::ContainerLost.code(), false),
 			};
 			let mut reason = entry.stop_reason.unwrap_or(match oom {
@@ -40,7 +44,7 @@ impl<E: Executor> Worker<E> {
 			}
 			entry.exit = Some(Exit { code, reason, at: self.instant() });
 			entry.phase = Phase::Exited;
-			self.journal.put(&entry).map_err(|e| e.to_string())?;
+			self.journal.put(&entry)?;
 			// The API serves the committed logs from now on.
 			let _ = std::fs::remove_dir_all(dirs.live_logs());
 			let outcome = match (entry.order_fault, code) {
@@ -66,7 +70,7 @@ impl<E: Executor> Worker<E> {
 		self: &Arc<Self>,
 		id: LeaseId,
 		sequence: u32,
-	) -> Result<(), String> {
+	) -> Result<(), StepError> {
 		let kind = ReportKind::Checkpoint { sequence };
 		self.report(id, kind, 0, StopReason::Exited, self.instant()).await
 	}
@@ -79,7 +83,7 @@ impl<E: Executor> Worker<E> {
 		code: i32,
 		reason: StopReason,
 		ended: Instant,
-	) -> Result<(), String> {
+	) -> Result<(), StepError> {
 		let entry = self.entry(id)?;
 		let slot = crate::journal::slot(&kind);
 		let dirs = self.dirs(id);
@@ -100,7 +104,7 @@ impl<E: Executor> Worker<E> {
 						if let crate::journal::JournalError::ConflictingReport { .. } = e {
 							self.alert_once(id, &e.to_string());
 						}
-						e.to_string()
+						StepError::from(e)
 					})?;
 				crash_point(&format!("after-sign-report-{}", slot.split('/').next().unwrap_or("")));
 				report
@@ -109,8 +113,8 @@ impl<E: Executor> Worker<E> {
 		if kind == ReportKind::Final {
 			// The lease's folder is missing on a machine the journal was moved to (`journal
 			// import`): the signed receipt is in the journal, and is kept there again.
-			std::fs::create_dir_all(&dirs.root).map_err(|e| e.to_string())?;
-			std::fs::write(dirs.receipt(), &report.receipt).map_err(|e| e.to_string())?;
+			std::fs::create_dir_all(&dirs.root).map_err(StepError::local)?;
+			std::fs::write(dirs.receipt(), &report.receipt).map_err(StepError::local)?;
 		}
 		// A report whose extrinsic is already in a block, or is gone (rejected as stale): the
 		// lease may have it in a block not finalized yet. Never send a second one then.
@@ -118,8 +122,11 @@ impl<E: Executor> Worker<E> {
 		if stored.is_none_or(|x| x.included) && self.settled_at_best(id, &kind).await {
 			return Ok(());
 		}
-		let signature: [u8; 64] =
-			report.signature.clone().try_into().map_err(|_| "a bad signature in the journal")?;
+		let signature: [u8; 64] = report
+			.signature
+			.clone()
+			.try_into()
+			.map_err(|_| StepError::local("a bad signature in the journal"))?;
 		let commitment = Static(report.commitment);
 		let sent = match (kind, entry.replica) {
 			// A replica commits its result sealed; it reveals it once every replica has.
@@ -136,19 +143,17 @@ impl<E: Executor> Worker<E> {
 				let call = runtime::tx().leases().checkpoint(id, commitment, signature);
 				self.chain.send(&self.journal, id, &slot, &call, &self.key).await
 			}
-		}
-		.map_err(|e| e.to_string())?;
+		}?;
 		match sent {
 			Sent::Included => {
 				log::info("commit", Some(id), format!("{slot} in a block (exit {code})"));
 				Ok(())
 			}
-			Sent::Refused(why) => {
-				self.alert_once(id, &format!("{slot} refused by the chain: {why}"));
-				Ok(())
-			}
+			Sent::Refused(why) => Err(StepError::Refused(format!("{slot}: {why}"))),
 			Sent::Rejected { why, .. } if why.contains("already imported") => Ok(()),
-			Sent::Rejected { why, .. } => Err(format!("{slot} did not go in: {why}")),
+			Sent::Rejected { why, .. } => {
+				Err(StepError::Chain(format!("{slot} did not go in: {why}")))
+			}
 		}
 	}
 
@@ -185,15 +190,15 @@ impl<E: Executor> Worker<E> {
 		exit_code: i32,
 		stop_reason: StopReason,
 		ended: Instant,
-	) -> Result<ExecutionReceipt, String> {
+	) -> Result<ExecutionReceipt, StepError> {
 		let dirs = self.dirs(entry.lease);
-		let outputs = commit::manifest(&dirs.outputs()).map_err(|e| e.to_string())?;
+		let outputs = commit::manifest(&dirs.outputs()).map_err(StepError::local)?;
 		if kind == ReportKind::Final {
 			// What the result commits to, kept: the outputs API serves it from now on rather
 			// than hashing every file again for each request.
-			commit::keep_manifest(&dirs, &outputs).map_err(|e| e.to_string())?;
+			commit::keep_manifest(&dirs, &outputs).map_err(StepError::local)?;
 		}
-		let logs = commit::logs_manifest(&dirs.logs()).map_err(|e| e.to_string())?;
+		let logs = commit::logs_manifest(&dirs.logs()).map_err(StepError::local)?;
 		let started = entry.started.unwrap_or(ended);
 		let seconds = ended.unix_ms.saturating_sub(started.unix_ms) / 1000;
 		let gpu_seconds = match self.gpus.passthrough() {
@@ -210,16 +215,18 @@ impl<E: Executor> Worker<E> {
 		))
 	}
 
-	pub(super) async fn finish(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
-		self.start_failing.lock().expect("not poisoned").remove(&id);
+	pub(super) async fn finish(self: &Arc<Self>, id: LeaseId) -> Result<(), StepError> {
+		self.jobs.start_failing.lock().expect("not poisoned").remove(&id);
 		let mut entry = self.entry(id)?;
 		if let Some(handle) = entry.container.clone() {
-			if matches!(self.executor.state(&handle).await?, JobState::Running | JobState::Paused) {
+			let state = self.executor.state(&handle).await.map_err(StepError::executor)?;
+			if matches!(state, JobState::Running | JobState::Paused) {
 				if entry.stop_reason.is_none() {
 					entry.stop_reason = Some(StopReason::StoppedByWorker);
-					self.journal.put(&entry).map_err(|e| e.to_string())?;
+					self.journal.put(&entry)?;
 				}
-				self.executor.stop(&handle, self.config.limits.stop_grace_secs).await?;
+				let grace = self.config.limits.stop_grace_secs;
+				self.executor.stop(&handle, grace).await.map_err(StepError::executor)?;
 				log::info("executor", Some(id), "the lease ended on chain: job stopped");
 			}
 			if entry.exit.is_none() {
@@ -227,7 +234,8 @@ impl<E: Executor> Worker<E> {
 					.executor
 					.collect_logs(&handle, &self.dirs(id).logs(), self.config.limits.log_bytes)
 					.await;
-				if let JobState::Exited { code, .. } = self.executor.state(&handle).await? {
+				let state = self.executor.state(&handle).await.map_err(StepError::executor)?;
+				if let JobState::Exited { code, .. } = state {
 					entry.exit = Some(Exit {
 						code,
 						reason: entry.stop_reason.unwrap_or(StopReason::StoppedByWorker),
@@ -238,7 +246,7 @@ impl<E: Executor> Worker<E> {
 		}
 		entry.phase = Phase::Done;
 		entry.ended_at = Some(crate::unix_now());
-		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		self.journal.put(&entry)?;
 		log::info(
 			"duties",
 			Some(id),
@@ -247,19 +255,21 @@ impl<E: Executor> Worker<E> {
 		Ok(())
 	}
 
-	pub(super) async fn forget(self: &Arc<Self>, id: LeaseId) -> Result<(), String> {
+	pub(super) async fn forget(self: &Arc<Self>, id: LeaseId) -> Result<(), StepError> {
 		let entry = self.entry(id)?;
 		// Before the job's container goes: the folders it closed to the worker are opened
 		// through it.
 		let dirs = self.dirs(id);
 		// The outputs' filesystem goes with its image, in the lease's folder.
-		self.quota.unmount(&dirs)?;
+		self.quota.unmount(&dirs).map_err(StepError::local)?;
 		let root = dirs.root;
-		folders::remove_all(&*self.executor, entry.container.as_deref(), Some(id), &root).await?;
+		folders::remove_all(&*self.executor, entry.container.as_deref(), Some(id), &root)
+			.await
+			.map_err(StepError::local)?;
 		if let Some(handle) = &entry.container {
-			self.executor.remove(handle).await?;
+			self.executor.remove(handle).await.map_err(StepError::executor)?;
 		}
-		self.journal.remove(id).map_err(|e| e.to_string())?;
+		self.journal.remove(id)?;
 		log::info("duties", Some(id), "retention over: outputs removed");
 		Ok(())
 	}
@@ -268,7 +278,7 @@ impl<E: Executor> Worker<E> {
 		self: &Arc<Self>,
 		id: LeaseId,
 		duty: DutyRecord,
-	) -> Result<(), String> {
+	) -> Result<(), StepError> {
 		let mut entry = self.new_entry(id, &duty)?;
 		entry.adopted = true;
 		// The job another journal started carries that journal's instance label: look for it by
@@ -276,20 +286,21 @@ impl<E: Executor> Worker<E> {
 		let mut labels = self.labels();
 		labels.remove(INSTANCE_LABEL);
 		labels.insert(LEASE_LABEL.into(), id.to_string());
-		let found = self.executor.list(&labels).await?.into_iter().next();
+		let found =
+			self.executor.list(&labels).await.map_err(StepError::executor)?.into_iter().next();
 		let ours = self.dirs(id).outputs();
 		if let Some(theirs) = found.as_ref().and_then(|job| job.outputs.as_ref()) {
 			let same = std::fs::canonicalize(theirs).ok() == std::fs::canonicalize(&ours).ok();
 			if !same {
-				return Err(format!(
+				return Err(StepError::Plan(format!(
 					"not adopted: its job writes its outputs to {}, not under this worker's \
 					 data_dir ({}); adopt it with the data_dir that holds them",
 					theirs.display(),
 					ours.display()
-				));
+				)));
 			}
 		}
-		self.dirs(id).create().map_err(|e| e.to_string())?;
+		self.dirs(id).create().map_err(StepError::local)?;
 		match found {
 			Some(job) => {
 				entry.container = Some(job.handle);
@@ -298,7 +309,7 @@ impl<E: Executor> Worker<E> {
 			}
 			None => entry.phase = Phase::Acked,
 		}
-		self.journal.put(&entry).map_err(|e| e.to_string())?;
+		self.journal.put(&entry)?;
 		log::info("duties", Some(id), format!("adopted ({:?})", entry.phase));
 		Ok(())
 	}

@@ -4,6 +4,37 @@
 
 use super::*;
 
+/// Following the chain: what the worker last read of it and its passes' state.
+pub(super) struct Following {
+	pub(super) genesis: Mutex<[u8; 32]>,
+	/// The best block's number, as last seen.
+	pub(super) best: AtomicU32,
+	/// The runtime's spec version last checked, and whether the calls this worker uses still
+	/// match it: after an upgrade that changed them it takes no new work.
+	pub(super) compatibility: Mutex<(u32, bool)>,
+	/// The devices bound to this worker key, as the chain said last.
+	pub(super) bound_devices: AtomicU32,
+	/// A best block's forward steps are being planned.
+	pub(super) planning_best: SingleFlight,
+	/// The failure that stops finalized blocks' duties, and best blocks' planning, said once.
+	pub(super) tick_failing: log::Repeats,
+	pub(super) best_failing: log::Repeats,
+}
+
+impl Default for Following {
+	fn default() -> Self {
+		Self {
+			genesis: Mutex::new([0; 32]),
+			best: AtomicU32::new(0),
+			compatibility: Mutex::new((0, false)),
+			bound_devices: AtomicU32::new(1),
+			planning_best: SingleFlight::default(),
+			tick_failing: log::Repeats::default(),
+			best_failing: log::Repeats::default(),
+		}
+	}
+}
+
 impl<E: Executor> Worker<E> {
 	/// Starts the metrics and the outputs API: before the chain, so both answer without a node.
 	/// The outputs of leases kept since before a reboot are mounted again first.
@@ -67,14 +98,14 @@ impl<E: Executor> Worker<E> {
 					let tick = self.tick(&client, hash, number as u32);
 					match tokio::time::timeout(stall * 2, tick).await {
 						Ok(Ok(())) => {
-							if self.tick_failing.clear() {
+							if self.following.tick_failing.clear() {
 								log::info("duties", None, format!("block {number}: duties done"));
 							}
 							None
 						}
 						Ok(Err(why)) => {
 							self.metrics.errors.with_label_values(&["duties"]).inc();
-							if self.tick_failing.fresh(&why) {
+							if self.following.tick_failing.fresh(&why) {
 								log::warn(
 									"duties",
 									None,
@@ -136,12 +167,12 @@ impl<E: Executor> Worker<E> {
 
 	/// Whether the calls this worker uses match the runtime (see [`Worker::check_compatibility`]).
 	pub(super) fn compatible(&self) -> bool {
-		self.compatibility.lock().expect("not poisoned").1
+		self.following.compatibility.lock().expect("not poisoned").1
 	}
 
 	/// Checked, and found not to match (not merely unchecked yet, as at start-up).
 	pub(super) fn known_incompatible(&self) -> bool {
-		let (spec, compatible) = *self.compatibility.lock().expect("not poisoned");
+		let (spec, compatible) = *self.following.compatibility.lock().expect("not poisoned");
 		spec != 0 && !compatible
 	}
 
@@ -156,7 +187,7 @@ impl<E: Executor> Worker<E> {
 			match tokio::time::timeout(CALL_TIMEOUT, client.worker_compatibility()).await {
 				Ok(Ok(checked)) => checked,
 				failed => {
-					if self.compatibility.lock().expect("not poisoned").0 == 0 {
+					if self.following.compatibility.lock().expect("not poisoned").0 == 0 {
 						let why = match failed {
 							Ok(Err(e)) => e.to_string(),
 							_ => "no answer in time".to_string(),
@@ -170,7 +201,7 @@ impl<E: Executor> Worker<E> {
 					return;
 				}
 			};
-		let mut known = self.compatibility.lock().expect("not poisoned");
+		let mut known = self.following.compatibility.lock().expect("not poisoned");
 		if known.0 == spec {
 			return;
 		}
@@ -206,17 +237,17 @@ impl<E: Executor> Worker<E> {
 			return;
 		}
 		*best_seen = number;
-		self.best.store(number as u32, Ordering::Relaxed);
+		self.following.best.store(number as u32, Ordering::Relaxed);
 		let at = client.at_block(hash);
-		if let Some(flight) = self.planning_best.try_begin() {
+		if let Some(flight) = self.following.planning_best.try_begin() {
 			let (me, at) = (self.clone(), at.clone());
 			spawn_named(&self.metrics, "plan-best", async move {
 				let _flight = flight;
 				match me.plan_best(&at).await {
 					Ok(()) => {
-						me.best_failing.clear();
+						me.following.best_failing.clear();
 					}
-					Err(why) if me.best_failing.fresh(&why) => {
+					Err(why) if me.following.best_failing.fresh(&why) => {
 						log::warn("duties", None, format!("best block {number}: {why}"));
 					}
 					Err(_) => {}
@@ -229,7 +260,7 @@ impl<E: Executor> Worker<E> {
 		if !self.compatible() && !self.known_incompatible() {
 			return;
 		}
-		let Some(flight) = self.bidding.try_begin() else { return };
+		let Some(flight) = self.bidding.round.try_begin() else { return };
 		let me = self.clone();
 		spawn_named(&self.metrics, "bid-round", async move {
 			let _flight = flight;
@@ -252,7 +283,7 @@ impl<E: Executor> Worker<E> {
 		let entries = self.journal.all().map_err(|e| e.to_string())?;
 		let jobs = self.jobs(entries.iter()).await?;
 		let now = Now {
-			block: self.best.load(Ordering::Relaxed),
+			block: self.following.best.load(Ordering::Relaxed),
 			unix: crate::unix_now(),
 			retention_secs: 0,
 		};
@@ -265,7 +296,7 @@ impl<E: Executor> Worker<E> {
 					continue;
 				}
 			};
-			let in_flight = self.in_flight.lock().expect("not poisoned").contains(&duty.id);
+			let in_flight = self.tasks.in_flight.lock().expect("not poisoned").contains(&duty.id);
 			let view = LeaseView {
 				id: duty.id,
 				chain: OnChain::Live {
@@ -336,7 +367,7 @@ impl<E: Executor> Worker<E> {
 				.set_meta("genesis", &genesis_hex)
 				.map_err(|e| RunError::Setup(e.to_string()))?,
 		}
-		*self.genesis.lock().expect("not poisoned") = genesis;
+		*self.following.genesis.lock().expect("not poisoned") = genesis;
 		// A failover to a node of another chain would read every lease as gone.
 		self.chain.failover.expect_genesis(genesis);
 		if self.config.worker.gpus == GpuMode::Off {
@@ -364,7 +395,7 @@ impl<E: Executor> Worker<E> {
 		match client.acting_for(&self.account).await {
 			Ok(Some((provider, devices))) => {
 				let count = devices.as_ref().map_or(0, Vec::len);
-				self.bound_devices.store(count.max(1) as u32, Ordering::Relaxed);
+				self.following.bound_devices.store(count.max(1) as u32, Ordering::Relaxed);
 				log::info(
 					"chain",
 					None,
@@ -396,7 +427,7 @@ impl<E: Executor> Worker<E> {
 		number: u32,
 	) -> Result<(), String> {
 		if let Ok(Ok(best)) = tokio::time::timeout(CALL_TIMEOUT, client.best_number()).await {
-			self.best.store(best as u32, Ordering::Relaxed);
+			self.following.best.store(best as u32, Ordering::Relaxed);
 		}
 		self.check_compatibility(client).await;
 		let at = client.at_block(hash);
@@ -448,7 +479,7 @@ impl<E: Executor> Worker<E> {
 			unix: crate::unix_now(),
 			retention_secs: self.config.worker.retention_days * 24 * 3600,
 		};
-		let in_flight = self.in_flight.lock().expect("not poisoned").clone();
+		let in_flight = self.tasks.in_flight.lock().expect("not poisoned").clone();
 		for (id, (state, duty)) in chain {
 			let entry = entries.get(&id);
 			let job = jobs.get(&id).map(|job| job.state);
@@ -493,11 +524,11 @@ impl<E: Executor> Worker<E> {
 
 		let settle_every = self.config.bidding.settle_every.max(1);
 		let beat = number / settle_every;
-		let flight = (self.last_beat.load(Ordering::Acquire) != beat)
-			.then(|| self.beat_busy.try_begin())
+		let flight = (self.settling.last_beat.load(Ordering::Acquire) != beat)
+			.then(|| self.settling.busy.try_begin())
 			.flatten();
 		if let Some(flight) = flight {
-			self.last_beat.store(beat, Ordering::Release);
+			self.settling.last_beat.store(beat, Ordering::Release);
 			// Not a lease whose result this worker sent: the result closed its stream, perhaps
 			// in a block finality has not reached (a settle then is refused, a fee for nothing).
 			let streams: Vec<(LeaseId, u64)> = duties
@@ -537,7 +568,7 @@ impl<E: Executor> Worker<E> {
 			.filter(|e| e.phase == Phase::Done && !e.verdict_settled)
 			.filter_map(|e| e.replica.map(|replica| (e.lease, replica)))
 			.collect();
-		let flight = (!replicas.is_empty()).then(|| self.reveal_busy.try_begin()).flatten();
+		let flight = (!replicas.is_empty()).then(|| self.verdicts.reveals.try_begin()).flatten();
 		if let Some(flight) = flight {
 			let (me, at) = (self.clone(), at.clone());
 			spawn_named(&self.metrics, "reveals", async move {

@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// Replicas' reveals.
+#[derive(Default)]
+pub(super) struct Verdicts {
+	/// A round of reveals is under way.
+	pub(super) reveals: SingleFlight,
+}
+
 impl<E: Executor> Worker<E> {
 	/// A result (or a served notice) counts, is paid its holdback and unlocks its collateral
 	/// once its buyer accepts it or its verdict window passes: then anyone may confirm it, and
@@ -106,8 +113,8 @@ impl<E: Executor> Worker<E> {
 				}
 				Some(group) if sealed => {
 					if (group.reveals_from..=group.reveal_until).contains(&number) {
-						if let Err(why) = self.reveal(id, &replica).await {
-							log::warn("commit", Some(id), format!("revealing: {why}"));
+						if let Err(error) = self.reveal(id, &replica).await {
+							self.after_step(id, "Reveal", error).await;
 						}
 					}
 					false
@@ -134,7 +141,11 @@ impl<E: Executor> Worker<E> {
 	}
 
 	/// Sends the reveal of replica `id`'s sealed result: the signed final report and the salt.
-	pub(super) async fn reveal(&self, id: LeaseId, replica: &ReplicaEntry) -> Result<(), String> {
+	pub(super) async fn reveal(
+		&self,
+		id: LeaseId,
+		replica: &ReplicaEntry,
+	) -> Result<(), StepError> {
 		let entry = self.entry(id)?;
 		// In a block already, which the finalized block has not reached: nothing to send, unless
 		// the best chain lost it (then the same bytes go again).
@@ -143,17 +154,23 @@ impl<E: Executor> Worker<E> {
 		{
 			return Ok(());
 		}
-		let report = entry.reports.get("final").ok_or("no sealed result in the journal")?;
-		let signature: [u8; 64] =
-			report.signature.clone().try_into().map_err(|_| "a bad signature in the journal")?;
+		let report =
+			entry.reports.get("final").ok_or_else(|| missing("no sealed result in the journal"))?;
+		let signature: [u8; 64] = report
+			.signature
+			.clone()
+			.try_into()
+			.map_err(|_| StepError::local("a bad signature in the journal"))?;
 		let commitment = Static(report.commitment);
 		let call = runtime::tx().leases().reveal_result(id, commitment, replica.salt, signature);
 		match self.chain.send(&self.journal, id, "reveal", &call, &self.key).await {
 			Ok(Sent::Included) => log::info("commit", Some(id), "sealed result revealed"),
-			Ok(Sent::Refused(why)) => self.alert_once(id, &format!("reveal refused: {why}")),
+			Ok(Sent::Refused(why)) => return Err(StepError::Refused(format!("reveal: {why}"))),
 			Ok(Sent::Rejected { why, .. }) if why.contains("already imported") => {}
-			Ok(Sent::Rejected { why, .. }) => return Err(format!("reveal did not go in: {why}")),
-			Err(e) => return Err(e.to_string()),
+			Ok(Sent::Rejected { why, .. }) => {
+				return Err(StepError::Chain(format!("reveal did not go in: {why}")))
+			}
+			Err(e) => return Err(e.into()),
 		}
 		Ok(())
 	}

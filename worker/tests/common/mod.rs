@@ -37,6 +37,18 @@ fn run(command: &mut Command) -> String {
 }
 
 /// Whether a Docker engine answers (the executor tests need one).
+/// A buyer's job file (the one `stint order create` takes) for `image` running `command`, on one
+/// GPU, 0.01 STINT a block for 100 blocks.
+pub fn job_toml(image: &str, command: &[&str], max_output_bytes: u64) -> String {
+	let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
+	format!(
+		"[job]\nimage = {image:?}\ncommand = [{}]\nmax_output_bytes = {max_output_bytes}\n\n\
+		 [gpus]\ncount = 1\n\n\
+		 [terms]\nmax_price_per_block = \"0.01\"\nduration_blocks = 100\nbid_window_blocks = 5\n",
+		words.join(", ")
+	)
+}
+
 pub fn docker_available() -> bool {
 	Command::new("docker").arg("info").output().is_ok_and(|o| o.status.success())
 }

@@ -1,22 +1,28 @@
 //! The job file a buyer writes (TOML), and its translation into an order: the job spec, the
 //! terms and the deposit. Every mistake is reported with the field it is in.
+//!
+//! One format for every reader: `stint order create` orders it, and `stint-worker run-once`
+//! runs exactly the same file's `[job]` table without a chain (its `[gpus]` and `[terms]` are
+//! checked the same way, and then only the job is run), so what a provider tries locally is
+//! what a buyer orders.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use stint_client::Static;
-use stint_client::{
+
+use crate::{
 	parse_stint,
 	runtime::runtime_types::{
 		pallet_market::types::OrderTerms, sp_arithmetic::per_things::Permill as PerMill,
 	},
+	Static,
 };
 use stint_primitives::{
 	Balance, ComputeCapability, EnvVar, GpuRequirements, Input, JobSpec, Permill,
 };
 
 /// The whole file.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobFile {
 	pub job: Job,
@@ -24,7 +30,7 @@ pub struct JobFile {
 	pub terms: Terms,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
 	pub image: String,
@@ -42,7 +48,7 @@ fn one_gib() -> u64 {
 	1 << 30
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputFile {
 	pub uri: String,
@@ -50,7 +56,7 @@ pub struct InputFile {
 	pub content_hash: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gpus {
 	pub count: u32,
@@ -69,7 +75,7 @@ pub struct Gpus {
 	pub min_reputation_percent: u32,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Terms {
 	/// STINT, e.g. `"0.5"`.
@@ -154,135 +160,192 @@ fn text<const N: u32>(value: &str, what: &str) -> Result<stint_primitives::Text<
 }
 
 fn hash32(value: &str, what: &str) -> Result<[u8; 32], String> {
-	stint_client::parse_hex32(value)
-		.ok_or_else(|| format!("{what}: `{value}` is not 32 bytes of hex"))
+	crate::parse_hex32(value).ok_or_else(|| format!("{what}: `{value}` is not 32 bytes of hex"))
 }
 
-/// Parses and checks a job file.
+/// Parses and checks a job file: what `create_order` takes.
 pub fn parse(text_in: &str) -> Result<OrderArgs, String> {
-	let file: JobFile = toml::from_str(text_in).map_err(|e| e.to_string())?;
-	let job = file.job;
-	if !stint_primitives::is_pinned_image(job.image.as_bytes()) {
-		return Err(format!(
-			"job.image: `{}` is not pinned by digest (name@sha256:<64 lower-case hex>)",
-			job.image
-		));
+	JobFile::parse(text_in)?.order()
+}
+
+impl JobFile {
+	/// Reads a job file (TOML); nothing is checked past the format yet.
+	pub fn parse(text_in: &str) -> Result<Self, String> {
+		toml::from_str(text_in).map_err(|e| e.to_string())
 	}
-	let command = job
-		.command
-		.iter()
-		.map(|word| text(word, "job.command word"))
-		.collect::<Result<Vec<_>, _>>()?;
-	let env = job
-		.env
-		.iter()
-		.map(|(k, v)| {
-			if !stint_primitives::is_job_env_name(k.as_bytes()) {
-				return Err(format!(
-					"job.env.{k}: not a name a job may set (STINT_*, NVIDIA_*, LD_*, \
-					 CUDA_VISIBLE_DEVICES, PATH and the C library's loader variables are reserved)"
-				));
-			}
-			Ok(EnvVar { key: text(k, "job.env name")?, value: text(v, &format!("job.env.{k}"))? })
-		})
-		.collect::<Result<Vec<_>, String>>()?;
-	let inputs = job
-		.inputs
-		.iter()
-		.enumerate()
-		.map(|(i, input)| {
-			Ok(Input {
-				uri: text(&input.uri, &format!("job.inputs[{i}].uri"))?,
-				content_hash: hash32(
-					&input.content_hash,
-					&format!("job.inputs[{i}].content_hash"),
-				)?,
+
+	/// Checks the whole file and translates it into an order.
+	pub fn order(&self) -> Result<OrderArgs, String> {
+		let spec = self.job.spec()?;
+		let requirements = self.gpus.requirements()?;
+		self.terms.order(spec, requirements)
+	}
+}
+
+impl Job {
+	/// A job of `image` running `command`, with no environment, no inputs and 1 GiB of
+	/// outputs at most (the file's defaults).
+	pub fn new(image: impl Into<String>, command: &[&str]) -> Self {
+		Self {
+			image: image.into(),
+			command: command.iter().map(|word| word.to_string()).collect(),
+			env: BTreeMap::new(),
+			inputs: Vec::new(),
+			max_output_bytes: one_gib(),
+		}
+	}
+
+	/// The job spec an order carries: the image pinned by its digest, the command, the
+	/// environment (reserved names refused), the inputs pinned by their hashes.
+	pub fn spec(&self) -> Result<JobSpec, String> {
+		let job = self;
+		if !stint_primitives::is_pinned_image(job.image.as_bytes()) {
+			return Err(format!(
+				"job.image: `{}` is not pinned by digest (name@sha256:<64 lower-case hex>)",
+				job.image
+			));
+		}
+		let command = job
+			.command
+			.iter()
+			.map(|word| text(word, "job.command word"))
+			.collect::<Result<Vec<_>, _>>()?;
+		let env = job
+			.env
+			.iter()
+			.map(|(k, v)| {
+				if !stint_primitives::is_job_env_name(k.as_bytes()) {
+					return Err(format!(
+						"job.env.{k}: not a name a job may set (STINT_*, NVIDIA_*, LD_*, \
+						 CUDA_VISIBLE_DEVICES, PATH and the C library's loader variables are \
+						 reserved)"
+					));
+				}
+				Ok(EnvVar {
+					key: text(k, "job.env name")?,
+					value: text(v, &format!("job.env.{k}"))?,
+				})
 			})
+			.collect::<Result<Vec<_>, String>>()?;
+		let inputs = job
+			.inputs
+			.iter()
+			.enumerate()
+			.map(|(i, input)| {
+				Ok(Input {
+					uri: text(&input.uri, &format!("job.inputs[{i}].uri"))?,
+					content_hash: hash32(
+						&input.content_hash,
+						&format!("job.inputs[{i}].content_hash"),
+					)?,
+				})
+			})
+			.collect::<Result<Vec<_>, String>>()?;
+		Ok(JobSpec {
+			image: text(&job.image, "job.image")?,
+			command: bounded(command, "job.command")?,
+			env: bounded(env, "job.env")?,
+			inputs: bounded(inputs, "job.inputs")?,
+			max_output_bytes: job.max_output_bytes,
 		})
-		.collect::<Result<Vec<_>, String>>()?;
-	let spec = JobSpec {
-		image: text(&job.image, "job.image")?,
-		command: bounded(command, "job.command")?,
-		env: bounded(env, "job.env")?,
-		inputs: bounded(inputs, "job.inputs")?,
-		max_output_bytes: job.max_output_bytes,
-	};
-
-	let gpus = file.gpus;
-	let min_compute_capability = match &gpus.min_compute_capability {
-		None => ComputeCapability::default(),
-		Some(cc) => {
-			let (major, minor) = cc.split_once('.').unwrap_or((cc, "0"));
-			ComputeCapability {
-				major: major.parse().map_err(|_| format!("gpus.min_compute_capability: `{cc}`"))?,
-				minor: minor.parse().map_err(|_| format!("gpus.min_compute_capability: `{cc}`"))?,
-			}
-		}
-	};
-	let region = match &gpus.region {
-		None => None,
-		Some(r) => {
-			let code: [u8; 2] =
-				r.as_bytes().try_into().ok().filter(stint_primitives::is_valid_region).ok_or_else(
-					|| format!("gpus.region: `{r}` is not a two-letter upper-case code"),
-				)?;
-			Some(code)
-		}
-	};
-	if gpus.min_reputation_percent > 100 {
-		return Err("gpus.min_reputation_percent: at most 100".into());
 	}
-	let models =
-		gpus.models.iter().map(|m| text(m, "gpus.models entry")).collect::<Result<Vec<_>, _>>()?;
-	let requirements = GpuRequirements {
-		gpu_count: gpus.count,
-		min_vram_mib: gpus.min_vram_mib,
-		min_compute_capability,
-		models: bounded(models, "gpus.models")?,
-		min_cuda_driver_version: gpus.min_cuda_driver_version,
-		region,
-		min_reputation: Permill::from_percent(gpus.min_reputation_percent),
-	};
+}
 
-	let terms = file.terms;
-	let price = parse_stint(&terms.max_price_per_block)
-		.map_err(|e| format!("terms.max_price_per_block: {e}"))?;
-	let deposit = match (&terms.deposit, terms.duration_blocks) {
-		(Some(d), _) => parse_stint(d).map_err(|e| format!("terms.deposit: {e}"))?,
-		(None, Some(blocks)) => {
-			price.saturating_mul(blocks.into()).saturating_mul(terms.replicas.max(1).into())
+impl Gpus {
+	/// The GPU requirements an order carries.
+	pub fn requirements(&self) -> Result<GpuRequirements, String> {
+		let gpus = self;
+		let min_compute_capability = match &gpus.min_compute_capability {
+			None => ComputeCapability::default(),
+			Some(cc) => {
+				let (major, minor) = cc.split_once('.').unwrap_or((cc, "0"));
+				ComputeCapability {
+					major: major
+						.parse()
+						.map_err(|_| format!("gpus.min_compute_capability: `{cc}`"))?,
+					minor: minor
+						.parse()
+						.map_err(|_| format!("gpus.min_compute_capability: `{cc}`"))?,
+				}
+			}
+		};
+		let region = match &gpus.region {
+			None => None,
+			Some(r) => {
+				let code: [u8; 2] = r
+					.as_bytes()
+					.try_into()
+					.ok()
+					.filter(stint_primitives::is_valid_region)
+					.ok_or_else(|| {
+						format!("gpus.region: `{r}` is not a two-letter upper-case code")
+					})?;
+				Some(code)
+			}
+		};
+		if gpus.min_reputation_percent > 100 {
+			return Err("gpus.min_reputation_percent: at most 100".into());
 		}
-		(None, None) => {
-			return Err(
-				"terms.deposit: an open-ended job (no duration_blocks) needs a deposit".into()
-			)
-		}
-	};
-	let holdback = match terms.holdback_percent {
-		Some(percent) if percent > 100 => {
-			return Err(format!("terms.holdback_percent: {percent} is more than 100"))
-		}
-		Some(percent) => Permill::from_percent(percent),
-		None => Permill::zero(),
-	};
-	Ok(OrderArgs {
-		spec,
-		terms: OrderTerms {
-			requirements: Static(requirements),
-			max_price_per_block: price,
-			duration: terms.duration_blocks,
-			bid_window: terms.bid_window_blocks,
-			auto_accept: terms.auto_accept,
-			replicas: terms.replicas,
-			termination_notice: terms.termination_notice_blocks.unwrap_or(0),
-			holdback: PerMill(holdback.deconstruct()),
-			verdict_window: terms.verdict_window_blocks,
-			deterministic: terms.deterministic,
-		},
-		deposit,
-		default_notice: terms.termination_notice_blocks.is_none(),
-		default_holdback: terms.holdback_percent.is_none(),
-	})
+		let models = gpus
+			.models
+			.iter()
+			.map(|m| text(m, "gpus.models entry"))
+			.collect::<Result<Vec<_>, _>>()?;
+		Ok(GpuRequirements {
+			gpu_count: gpus.count,
+			min_vram_mib: gpus.min_vram_mib,
+			min_compute_capability,
+			models: bounded(models, "gpus.models")?,
+			min_cuda_driver_version: gpus.min_cuda_driver_version,
+			region,
+			min_reputation: Permill::from_percent(gpus.min_reputation_percent),
+		})
+	}
+}
+
+impl Terms {
+	/// The order's terms and deposit, with `spec` and `requirements`.
+	pub fn order(&self, spec: JobSpec, requirements: GpuRequirements) -> Result<OrderArgs, String> {
+		let terms = self;
+		let price = parse_stint(&terms.max_price_per_block)
+			.map_err(|e| format!("terms.max_price_per_block: {e}"))?;
+		let deposit = match (&terms.deposit, terms.duration_blocks) {
+			(Some(d), _) => parse_stint(d).map_err(|e| format!("terms.deposit: {e}"))?,
+			(None, Some(blocks)) => {
+				price.saturating_mul(blocks.into()).saturating_mul(terms.replicas.max(1).into())
+			}
+			(None, None) => {
+				return Err(
+					"terms.deposit: an open-ended job (no duration_blocks) needs a deposit".into()
+				)
+			}
+		};
+		let holdback = match terms.holdback_percent {
+			Some(percent) if percent > 100 => {
+				return Err(format!("terms.holdback_percent: {percent} is more than 100"))
+			}
+			Some(percent) => Permill::from_percent(percent),
+			None => Permill::zero(),
+		};
+		Ok(OrderArgs {
+			spec,
+			terms: OrderTerms {
+				requirements: Static(requirements),
+				max_price_per_block: price,
+				duration: terms.duration_blocks,
+				bid_window: terms.bid_window_blocks,
+				auto_accept: terms.auto_accept,
+				replicas: terms.replicas,
+				termination_notice: terms.termination_notice_blocks.unwrap_or(0),
+				holdback: PerMill(holdback.deconstruct()),
+				verdict_window: terms.verdict_window_blocks,
+				deterministic: terms.deterministic,
+			},
+			deposit,
+			default_notice: terms.termination_notice_blocks.is_none(),
+			default_holdback: terms.holdback_percent.is_none(),
+		})
+	}
 }
 
 #[cfg(test)]
